@@ -533,6 +533,8 @@ static int found_locked(struct call *call, void *cancellable) {
     return locked;
 }
 
+// -2, not -1: a locked keyring is a state of its own, which the caller says
+// as "unlock it and try again" (StoreProblem.locked), not as a failure.
 static int fail_locked(char *error, size_t size) {
     if (error != NULL && size > 0) {
         snprintf(error, size,
@@ -540,7 +542,7 @@ static int fail_locked(char *error, size_t size) {
                  "dismissed); unlock it (Seahorse; in a session without a desktop: gnome-keyring-daemon --unlock), "
                  "or set AUTHKIT_STORE=file");
     }
-    return -1;
+    return -2;
 }
 
 int authkit_secret_lookup(const char *name, const char *const *names, const char *const *values, size_t count,

@@ -149,7 +149,7 @@ import Testing
                 ["token", "import", "--provider", "github", "--label", "another"],
                 environment: environment.merging(["TOKEN": "gho_another"]) { $1 }, launcher: Self.importing(""))
             #expect(
-                another.status == 74 && !another.stderr.contains("no default keyring")
+                another.status == 75 && !another.stderr.contains("no default keyring")
                     && another.stderr.contains("cannot take the credential") && another.stderr.contains("locked"),
                 "\(another.stderr)")
             // A timer's refresh stops at the first account: each other one
@@ -159,8 +159,10 @@ import Testing
                 due.status == 1 && due.stdout.contains("github: failed:")
                     && due.stdout.contains("github (second): not tried: the store could not be read"),
                 "\(due.stdout)")
+            // Locked: 75, "unlock it and try again" (a delete, which saves
+            // nothing, is a delete that did not happen: 74).
             for (arguments, status) in [
-                (["token", "list"], 65), (["token", "print", "--provider", "github"], 65),
+                (["token", "list"], 75), (["token", "print", "--provider", "github"], 75),
                 (["token", "refresh", "--due"], 1), (["token", "delete", "--provider", "github"], 74),
             ] {
                 let result = try await CLIProcess.run(arguments, environment: environment)

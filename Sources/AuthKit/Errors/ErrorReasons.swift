@@ -142,10 +142,10 @@ extension AuthKitError {
         /// Another process holds the store, or a sign-in to the same account is in progress.
         case busy(String)
         /// The store is locked until the user unlocks it (a device not yet
-        /// unlocked since it started, a locked keychain where no prompt can
-        /// show): nothing stored is lost, and the same call works once it
-        /// is unlocked. Not "no credential": an app that took it so would
-        /// sign the user out.
+        /// unlocked since it started, a keychain or Secret Service keyring
+        /// whose unlock prompt could not show or was dismissed): nothing
+        /// stored is lost, and the same call works once it is unlocked. Not
+        /// "no credential": an app that took it so would sign the user out.
         case locked(String)
 
         /// What is wrong and what to do, in words.

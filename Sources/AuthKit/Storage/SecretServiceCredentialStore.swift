@@ -147,7 +147,9 @@
                     let found = authkit_secret_lookup(
                         schema, names, values, attributes.count, &secret, milliseconds, error, Self.errorSize)
                     defer { authkit_secret_free(secret) }
-                    return found < 0 ? .failure : .success(found == 1 ? secret.map { String(cString: $0) } : nil)
+                    return found == -2
+                        ? .locked
+                        : found < 0 ? .failure : .success(found == 1 ? secret.map { String(cString: $0) } : nil)
                 }
             }
             return text
@@ -281,8 +283,10 @@
                 if !FileCredentialStore.removing {
                     do {
                         try await checkWritable()
-                    } catch AuthKitError.store(let path, let reason) {
-                        // Said as the save would have failed (exit 74 in the CLI).
+                    } catch AuthKitError.store(let path, let reason) where reason.kind != .locked {
+                        // Said as the save would have failed (exit 74 in the
+                        // CLI); a locked keyring stays `locked` (75: unlock it
+                        // and try again).
                         throw AuthKitError.store(path: path, reason: .init(.notSaved, reason.detail))
                     }
                 }
@@ -308,12 +312,14 @@
         /// when a first sign-in's grant was lost if nobody answered it).
         package func checkWritable() async throws {
             let milliseconds = Self.milliseconds(callTimeout)
-            let reason = await Self.blocking { error in
-                authkit_secret_check_writable(milliseconds, error, Self.errorSize) == 0 ? nil : String(cString: error)
+            let (status, reason) = await Self.blocking { error in
+                let status = authkit_secret_check_writable(milliseconds, error, Self.errorSize)
+                return (status, status == 0 ? "" : String(cString: error))
             }
-            if let reason {
+            if status != 0 {
                 throw AuthKitError.store(
-                    path: Self.keyringName, reason: .init(.inaccessible, "cannot take the credential: \(reason)"))
+                    path: Self.keyringName,
+                    reason: .init(status == -2 ? .locked : .inaccessible, "cannot take the credential: \(reason)"))
             }
         }
 
@@ -369,6 +375,13 @@
         enum Outcome<Value> {
             case success(Value)
             case failure
+            /// The keyring is locked and was not unlocked (the C call's -2).
+            case locked
+
+            var isLocked: Bool {
+                if case .locked = self { return true }
+                return false
+            }
         }
 
         /// Runs `body` on a dispatch thread with an error buffer; a failure
@@ -378,19 +391,18 @@
             _ body: @escaping @Sendable (UnsafeMutablePointer<CChar>) -> Outcome<Value>
         ) async throws -> Value {
             let result: Result<Value, AuthKitError> = await blocking { error in
-                switch body(error) {
-                case .success(let value): return .success(value)
-                case .failure:
-                    let reason = String(cString: error)
-                    return .failure(
-                        AuthKitError.store(
-                            path: keyringName,
-                            reason: .init(
-                                kind,
-                                "could not \(doing) it: \(reason.isEmpty ? "the Secret Service gave no reason" : reason)."
-                            ))
-                    )
-                }
+                let outcome = body(error)
+                if case .success(let value) = outcome { return .success(value) }
+                let reason = String(cString: error)
+                return .failure(
+                    AuthKitError.store(
+                        path: keyringName,
+                        reason: .init(
+                            // Locked: "unlock and try again", whatever was being done.
+                            outcome.isLocked ? .locked : kind,
+                            "could not \(doing) it: \(reason.isEmpty ? "the Secret Service gave no reason" : reason)."
+                        ))
+                )
             }
             return try result.get()
         }

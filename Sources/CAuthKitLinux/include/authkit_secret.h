@@ -29,7 +29,8 @@ int authkit_secret_probe(long milliseconds, char *error, size_t size);
 
 /// As the probe, then: the service has a default collection to store in,
 /// and it is unlocked (asked now, with the desktop's prompt, where it is
-/// locked). Returns 0, or -1 with what is wrong and what to do in `error`.
+/// locked). Returns 0, -2 when it is locked and was not unlocked, or -1
+/// with what is wrong and what to do in `error` (in both).
 int authkit_secret_check_writable(long milliseconds, char *error, size_t size);
 
 /// Stores `secret` (text) in the default collection under the attributes,
@@ -39,12 +40,14 @@ int authkit_secret_store(const char *schema, const char *const *names, const cha
 
 /// Looks up the secret of the item with these attributes. Returns 1 and a
 /// copy in `secret` (release it with authkit_secret_free, which wipes it), 0
-/// when there is none, or -1 with `error`.
+/// when there is none, -2 when it is in a keyring that is locked and was not
+/// unlocked, or -1 with `error` (in both).
 int authkit_secret_lookup(const char *schema, const char *const *names, const char *const *values, size_t count,
                           char **secret, long milliseconds, char *error, size_t size);
 
 /// Deletes the items with these attributes. Returns 1 when one was deleted,
-/// 0 when there was none, or -1 with `error`.
+/// 0 when there was none, -2 when one is in a locked keyring that was not
+/// unlocked, or -1 with `error` (in both).
 int authkit_secret_clear(const char *schema, const char *const *names, const char *const *values, size_t count,
                          long milliseconds, char *error, size_t size);
 
