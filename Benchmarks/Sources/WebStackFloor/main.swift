@@ -4,8 +4,10 @@
 // does) with none of AuthKit: the same routes, cookies, redirects, PKCE S256,
 // code exchange and who-am-I call, sessions in a dictionary. It checks less
 // than the example (no descriptor, no lock per account, no sealing, the
-// answers barely read), so its rate bounds from above what any app on this
-// stack reaches: the part of the gap to Go that is the stack's.
+// answers barely read), so its rate is what this program reaches on the
+// stack as it is configured here (AsyncHTTPClient's default pool of 8
+// connections a host, Foundation linked): a reference for the part of the
+// gap to Go that is the stack's, not a bound on any app.
 //
 //   web-stack-floor --port P --authorize-url URL --token-url URL --me-url URL
 //

@@ -5,17 +5,21 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"log"
 	"net/url"
+	"sync"
 	"time"
 
 	_ "github.com/lib/pq"
 )
 
-// schema is AuthKitPostgres's version 1, table for table and column for
-// column (PostgresStore.version1), so both apps do the same database work
-// on the same tables. The harness gives each app a database of its own.
+// schema is AuthKitPostgres's version 2 (PostgresStore.version1 and
+// version2), table for table, column for column and index for index, so
+// both apps do the same database work on the same tables. The harness
+// gives each app a database of its own.
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS authkit_credentials (
 		provider_id text NOT NULL, label text NOT NULL,
@@ -24,8 +28,23 @@ var schema = []string{
 	`CREATE TABLE IF NOT EXISTS authkit_sign_in_attempts (
 		id text PRIMARY KEY, key_id text NOT NULL, sealed bytea NOT NULL, expires_at timestamptz NOT NULL)`,
 	`CREATE TABLE IF NOT EXISTS authkit_sessions (
-		id text PRIMARY KEY, key_id text NOT NULL, sealed bytea NOT NULL, expires_at timestamptz NOT NULL)`,
+		id text PRIMARY KEY, key_id text NOT NULL, sealed bytea NOT NULL, expires_at timestamptz NOT NULL,
+		user_digest text)`,
+	`CREATE INDEX IF NOT EXISTS authkit_sessions_user ON authkit_sessions (user_digest)`,
+	`CREATE INDEX IF NOT EXISTS authkit_sessions_expiry ON authkit_sessions (expires_at)`,
+	`CREATE INDEX IF NOT EXISTS authkit_sign_in_attempts_expiry ON authkit_sign_in_attempts (expires_at)`,
 }
+
+// The statements' bounds, PostgresStore's: each insert sweeps at most 100
+// rows an hour past their expiry; every 100th attempt insert trims the
+// pending sign-ins to the newest 100,000; a user keeps at most 100 sessions.
+const (
+	sweptPerInsert     = 100
+	pendingSignInLimit = 100000
+	trimInterval       = 100
+	trimmedPerPass     = 1000
+	sessionsPerUser    = 100
+)
 
 // postgresStore is PostgresStore's work in database/sql and lib/pq: the
 // same statements, values sealed the same way.
@@ -33,6 +52,9 @@ type postgresStore struct {
 	db    *sql.DB
 	keys  *sealer
 	locks keyedLocks
+	// attempt inserts since the last trim (PostgresStore.insertsSinceTrim)
+	insertsMu        sync.Mutex
+	insertsSinceTrim int
 }
 
 // openPostgres connects and creates the tables if they are missing.
@@ -93,14 +115,57 @@ func (p *postgresStore) insertAttempt(ctx context.Context, id string, a *signInA
 	if err != nil {
 		return err
 	}
-	// Expired attempts go as new ones come: the table holds what is pending.
-	if _, err := p.db.ExecContext(ctx, "DELETE FROM authkit_sign_in_attempts WHERE expires_at < now()"); err != nil {
+	// Expired attempts go as new ones come, a batch at a time (PostgresStore.sweep).
+	if _, err := p.db.ExecContext(ctx, `DELETE FROM authkit_sign_in_attempts WHERE id IN (
+		SELECT id FROM authkit_sign_in_attempts WHERE expires_at < now() - interval '1 hour'
+		LIMIT $1 FOR UPDATE SKIP LOCKED)`, sweptPerInsert); err != nil {
 		return err
 	}
-	_, err = p.db.ExecContext(ctx,
+	if _, err := p.db.ExecContext(ctx,
 		"INSERT INTO authkit_sign_in_attempts (id, key_id, sealed, expires_at) VALUES ($1, $2, $3, $4)",
-		id, keyID, sealed, a.ExpiresAt)
-	return err
+		id, keyID, sealed, a.ExpiresAt); err != nil {
+		return err
+	}
+	p.insertsMu.Lock()
+	p.insertsSinceTrim++
+	due := p.insertsSinceTrim >= trimInterval
+	if due {
+		p.insertsSinceTrim = 0
+	}
+	p.insertsMu.Unlock()
+	if due { // PostgresStore.trim(toNewest:): a failure is logged, the attempt stays saved
+		if _, err := p.db.ExecContext(ctx, `DELETE FROM authkit_sign_in_attempts WHERE id IN (
+			SELECT id FROM authkit_sign_in_attempts
+			WHERE expires_at <= (
+				SELECT expires_at FROM authkit_sign_in_attempts ORDER BY expires_at DESC OFFSET $1 LIMIT 1)
+			ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`, pendingSignInLimit, trimmedPerPass); err != nil {
+			log.Printf("could not trim the pending sign-ins: %v", err)
+		}
+	}
+	return nil
+}
+
+// readAttempt is the attempt, left in place (PostgresStore.attempt(id:now:)):
+// WebSignIn checks a callback against it before it takes it.
+func (p *postgresStore) readAttempt(ctx context.Context, id string, now time.Time) (*signInAttempt, error) {
+	var keyID string
+	var sealed []byte
+	err := p.db.QueryRowContext(ctx,
+		"SELECT key_id, sealed FROM authkit_sign_in_attempts WHERE id = $1", id).Scan(&keyID, &sealed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var a signInAttempt
+	if err := p.openJSON(sealed, keyID, "authkit_sign_in_attempts\x00"+id, &a); err != nil {
+		return nil, err
+	}
+	if !a.ExpiresAt.After(now) {
+		return nil, nil
+	}
+	return &a, nil
 }
 
 // takeAttempt is DELETE … RETURNING: of two callbacks at once, one gets the row.
@@ -126,8 +191,7 @@ func (p *postgresStore) takeAttempt(ctx context.Context, id string, now time.Tim
 }
 
 // saveSignIn is PostgresStore.withRefreshLock around save: the account's
-// lock in this process, a probe that fails fast while the database is away
-// (SELECT 1), then a transaction holding the account's advisory lock
+// lock in this process, then a transaction holding the account's advisory lock
 // (pg_advisory_xact_lock, with a lock_timeout) while the credential is
 // upserted. PostgresStore upserts on another pooled connection while the
 // transaction holds the lock; here the upsert is inside the transaction:
@@ -139,9 +203,6 @@ func (p *postgresStore) saveSignIn(ctx context.Context, c *credential) error {
 	}
 	unlock := p.locks.lock(c.ProviderID + "\x00" + c.Label)
 	defer unlock()
-	if _, err := p.db.ExecContext(ctx, "SELECT 1"); err != nil {
-		return err
-	}
 	tx, err := p.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -175,13 +236,26 @@ func (p *postgresStore) insertSession(ctx context.Context, id string, s *webSess
 	if err != nil {
 		return err
 	}
-	if _, err := p.db.ExecContext(ctx, "DELETE FROM authkit_sessions WHERE expires_at < now()"); err != nil {
+	if _, err := p.db.ExecContext(ctx, `DELETE FROM authkit_sessions WHERE id IN (
+		SELECT id FROM authkit_sessions WHERE expires_at < now() - interval '1 hour'
+		LIMIT $1 FOR UPDATE SKIP LOCKED)`, sweptPerInsert); err != nil {
 		return err
 	}
-	_, err = p.db.ExecContext(ctx,
-		"INSERT INTO authkit_sessions (id, key_id, sealed, expires_at) VALUES ($1, $2, $3, $4)",
-		id, keyID, sealed, s.ExpiresAt)
-	return err
+	// The user's credential key, digested (PostgresStore.digest(of:)).
+	owner := sha256.Sum256([]byte("authkit_credentials\x00" + s.User.ProviderID + "\x00" + s.User.CredentialLabel))
+	userDigest := hex.EncodeToString(owner[:])
+	if _, err := p.db.ExecContext(ctx,
+		"INSERT INTO authkit_sessions (id, key_id, sealed, expires_at, user_digest) VALUES ($1, $2, $3, $4, $5)",
+		id, keyID, sealed, s.ExpiresAt, userDigest); err != nil {
+		return err
+	}
+	// A failure is logged, the session stays saved (PostgresStore.insert).
+	if _, err := p.db.ExecContext(ctx, `DELETE FROM authkit_sessions WHERE id IN (
+		SELECT id FROM authkit_sessions WHERE user_digest = $1
+		ORDER BY expires_at DESC, id OFFSET $2)`, userDigest, sessionsPerUser); err != nil {
+		log.Printf("could not trim a user's sessions: %v", err)
+	}
+	return nil
 }
 
 func (p *postgresStore) session(ctx context.Context, id string, now time.Time) (*webSession, error) {

@@ -159,16 +159,27 @@ func (a *app) callback(w http.ResponseWriter, r *http.Request, provider string) 
 			return errAttemptNotFound
 		}
 		ctx := r.Context()
-		attempt, err := a.stores.takeAttempt(ctx, digest(states[0]), time.Now())
+		// As WebSignIn.finish: the attempt is read in place and the
+		// browser checked against it, then taken (a callback that fails the
+		// checks removes nothing), its binding compared once more.
+		id := digest(states[0])
+		found, err := a.stores.readAttempt(ctx, id, time.Now())
 		if err != nil {
 			return err
 		}
-		if attempt == nil || attempt.ProviderID != provider {
+		if found == nil || found.ProviderID != provider {
 			return errAttemptNotFound
 		}
 		cookie, err := r.Cookie(bindingCookie)
-		if err != nil || !equal(digest(cookie.Value), attempt.BrowserBinding) {
+		if err != nil || !equal(digest(cookie.Value), found.BrowserBinding) {
 			return errBrowserMismatch
+		}
+		attempt, err := a.stores.takeAttempt(ctx, id, time.Now())
+		if err != nil {
+			return err
+		}
+		if attempt == nil || !equal(attempt.BrowserBinding, found.BrowserBinding) {
+			return errAttemptNotFound
 		}
 		// What AuthKit's OAuth2Client checks of the redirect before the exchange.
 		if !equal(states[0], attempt.State) {

@@ -57,6 +57,9 @@ type credential struct {
 // values browsers hold, never those values.
 type store interface {
 	insertAttempt(ctx context.Context, id string, a *signInAttempt) error
+	// readAttempt is the attempt, left in place; nil when there is none or
+	// it expired before now (WebSignIn checks a callback before it takes).
+	readAttempt(ctx context.Context, id string, now time.Time) (*signInAttempt, error)
 	// takeAttempt removes and returns the attempt, once; nil when there is
 	// none or it expired before now.
 	takeAttempt(ctx context.Context, id string, now time.Time) (*signInAttempt, error)
@@ -72,8 +75,10 @@ type store interface {
 }
 
 // The memory stores' bounds, AuthKit's: at most 10,000 attempts (expired
-// ones dropped first, then the oldest), and expired sessions swept once
-// there are more than 10,000.
+// ones dropped first, then the oldest); expired sessions swept once there
+// are 10,000, then at twice what the last sweep left (a pass over every
+// session at each insert past 10,000 live ones would slow this peer, not
+// AuthKit, which doubles too); at most sessionsPerUser (postgres.go) a user.
 const (
 	attemptLimit = 10000
 	sessionSweep = 10000
@@ -90,6 +95,9 @@ type memoryStore struct {
 
 	sessionsMu sync.Mutex
 	sessions   map[string]webSession
+	sweepAt    int
+	// each user's session ids (AuthKit's byUser), for the bound per user
+	byUser map[string]map[string]struct{}
 
 	locks keyedLocks
 }
@@ -99,6 +107,8 @@ func newMemoryStore() *memoryStore {
 		attempts:    map[string]signInAttempt{},
 		credentials: map[[2]string]credential{},
 		sessions:    map[string]webSession{},
+		sweepAt:     sessionSweep,
+		byUser:      map[string]map[string]struct{}{},
 	}
 }
 
@@ -127,6 +137,16 @@ func (m *memoryStore) insertAttempt(_ context.Context, id string, a *signInAttem
 	return nil
 }
 
+func (m *memoryStore) readAttempt(_ context.Context, id string, now time.Time) (*signInAttempt, error) {
+	m.attemptsMu.Lock()
+	a, ok := m.attempts[id]
+	m.attemptsMu.Unlock()
+	if !ok || !a.ExpiresAt.After(now) {
+		return nil, nil
+	}
+	return &a, nil
+}
+
 func (m *memoryStore) takeAttempt(_ context.Context, id string, now time.Time) (*signInAttempt, error) {
 	m.attemptsMu.Lock()
 	a, ok := m.attempts[id]
@@ -150,16 +170,51 @@ func (m *memoryStore) saveSignIn(_ context.Context, c *credential) error {
 func (m *memoryStore) insertSession(_ context.Context, id string, s *webSession) error {
 	m.sessionsMu.Lock()
 	defer m.sessionsMu.Unlock()
-	if len(m.sessions) > sessionSweep {
+	if len(m.sessions) >= m.sweepAt {
 		now := time.Now()
 		for k, v := range m.sessions {
 			if !v.ExpiresAt.After(now) {
-				delete(m.sessions, k)
+				m.forget(k, v.User.CredentialLabel)
 			}
 		}
+		m.sweepAt = 2 * len(m.sessions)
+		if m.sweepAt < sessionSweep {
+			m.sweepAt = sessionSweep
+		}
+	}
+	if old, ok := m.sessions[id]; ok {
+		m.forget(id, old.User.CredentialLabel)
 	}
 	m.sessions[id] = *s
+	user := s.User.CredentialLabel
+	ids := m.byUser[user]
+	if ids == nil {
+		ids = map[string]struct{}{}
+		m.byUser[user] = ids
+	}
+	ids[id] = struct{}{}
+	// At most sessionsPerUser a user: the one that expires first goes.
+	if len(ids) > sessionsPerUser {
+		first, at := "", time.Time{}
+		for k := range ids {
+			if e := m.sessions[k].ExpiresAt; first == "" || e.Before(at) {
+				first, at = k, e
+			}
+		}
+		m.forget(first, user)
+	}
 	return nil
+}
+
+// forget removes a session and its place in its user's index.
+func (m *memoryStore) forget(id, user string) {
+	delete(m.sessions, id)
+	if ids := m.byUser[user]; ids != nil {
+		delete(ids, id)
+		if len(ids) == 0 {
+			delete(m.byUser, user)
+		}
+	}
 }
 
 func (m *memoryStore) session(_ context.Context, id string, now time.Time) (*webSession, error) {
@@ -170,7 +225,7 @@ func (m *memoryStore) session(_ context.Context, id string, now time.Time) (*web
 		return nil, nil
 	}
 	if !s.ExpiresAt.After(now) {
-		delete(m.sessions, id)
+		m.forget(id, s.User.CredentialLabel)
 		return nil, nil
 	}
 	return &s, nil
