@@ -232,6 +232,20 @@ public final class WebSignIn: Sendable {
             ))
     }
 
+    /// Why `client`'s sign-in is refused when it cannot say who signed in
+    /// (no ID token asked for, no `whoAmI` call), and what to add.
+    static func noIdentityRefusal(_ client: OAuth2Client) -> AuthKitError {
+        let remedy =
+            client.descriptor.openID != nil
+            ? "add the openid scope to its scopes (its descriptor has OpenID Connect), or a whoAmI call to its descriptor"
+            : "add a whoAmI call (or an openid part) to its descriptor"
+        return AuthKitError.misuse(
+            .invalidParameter(
+                name: "clients",
+                "provider \(client.descriptor.id)'s sign-in cannot say who signed in (no ID token asked for, no whoAmI call): \(remedy)"
+            ))
+    }
+
     /// Throws what ``configurationProblem(_:)`` finds, as the misuse it is.
     func checkConfiguration() throws {
         if let (name, problem) = Self.configurationProblem(configuration) {
@@ -300,17 +314,7 @@ public final class WebSignIn: Sendable {
         // A provider that cannot say who signed in fails every callback,
         // after the user consented and the code was spent: said here, as the
         // configuration problem it is (logged as an error by the routes).
-        guard client.saysWhoSignsIn() else {
-            let remedy =
-                client.descriptor.openID != nil
-                ? "add the openid scope to its scopes (its descriptor has OpenID Connect), or a whoAmI call to its descriptor"
-                : "add a whoAmI call (or an openid part) to its descriptor"
-            throw AuthKitError.misuse(
-                .invalidParameter(
-                    name: "clients",
-                    "provider \(providerID)'s sign-in cannot say who signed in (no ID token asked for, no whoAmI call): \(remedy)"
-                ))
-        }
+        guard client.saysWhoSignsIn() else { throw Self.noIdentityRefusal(client) }
         let (url, pending) = try await client.startAuthorization(redirectURI: redirectURI(for: providerID))
         guard pending.codeVerifier != nil || pending.nonce != nil || configuration.allowsProvidersWithoutCodeBinding
         else { throw Self.unboundCodeRefusal(client) }

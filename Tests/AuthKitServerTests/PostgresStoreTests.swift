@@ -1015,6 +1015,12 @@ struct PostgresStoreTests {
         }
     }
 
+    /// Whether process `pid` is stopped (state `T` in /proc/PID/stat).
+    static func isStopped(_ pid: Int32) throws -> Bool {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        return stat.split(separator: ")").last?.split(separator: " ").first == "T"
+    }
+
     /// Stops the backend `rows` (`SELECT pg_backend_pid()`) names, checked
     /// to be a `postgres` process of this machine first, and lets it go on
     /// in 8 s whatever the test does meanwhile (the task that will).
@@ -1068,11 +1074,8 @@ struct PostgresStoreTests {
                 operationTimeout: .seconds(10))
             let meanwhile = try await patient.credential(for: CredentialKey(providerID: "qiita", label: "s"))
             #expect(meanwhile?.accessToken == "secret-access-token")
-            // Read while that backend was still stopped (`T` in /proc: the
-            // test lets it go after 8 s whatever happens).
-            let state = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-                .split(separator: ")").last?.split(separator: " ").first
-            #expect(state == "T", "the backend was let go before the read: \(String(describing: state))")
+            // Read while that backend was still stopped (the test lets it go after 8 s whatever happens).
+            #expect(try Self.isStopped(pid), "the backend was let go before the read")
             kill(pid, SIGCONT)
             resume.cancel()
             var back: Credential?
@@ -1094,9 +1097,7 @@ struct PostgresStoreTests {
             try await Task.sleep(for: .milliseconds(1500)) // past the 1 s operation timeout
             let afterCancel = try await patient.credential(for: CredentialKey(providerID: "qiita", label: "s"))
             #expect(afterCancel?.accessToken == "secret-access-token")
-            let cancelledState = try String(contentsOfFile: "/proc/\(cancelledPid)/stat", encoding: .utf8)
-                .split(separator: ")").last?.split(separator: " ").first
-            #expect(cancelledState == "T", "the backend was let go before the read")
+            #expect(try Self.isStopped(cancelledPid), "the backend was let go before the read")
             kill(cancelledPid, SIGCONT)
             cancelledResume.cancel()
 

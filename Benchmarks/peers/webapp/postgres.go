@@ -148,32 +148,20 @@ func (p *postgresStore) insertAttempt(ctx context.Context, id string, a *signInA
 // readAttempt is the attempt, left in place (PostgresStore.attempt(id:now:)):
 // WebSignIn checks a callback against it before it takes it.
 func (p *postgresStore) readAttempt(ctx context.Context, id string, now time.Time) (*signInAttempt, error) {
-	var keyID string
-	var sealed []byte
-	err := p.db.QueryRowContext(ctx,
-		"SELECT key_id, sealed FROM authkit_sign_in_attempts WHERE id = $1", id).Scan(&keyID, &sealed)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var a signInAttempt
-	if err := p.openJSON(sealed, keyID, "authkit_sign_in_attempts\x00"+id, &a); err != nil {
-		return nil, err
-	}
-	if !a.ExpiresAt.After(now) {
-		return nil, nil
-	}
-	return &a, nil
+	return p.attempt(ctx, "SELECT key_id, sealed FROM authkit_sign_in_attempts WHERE id = $1", id, now)
 }
 
 // takeAttempt is DELETE … RETURNING: of two callbacks at once, one gets the row.
 func (p *postgresStore) takeAttempt(ctx context.Context, id string, now time.Time) (*signInAttempt, error) {
+	return p.attempt(ctx, "DELETE FROM authkit_sign_in_attempts WHERE id = $1 RETURNING key_id, sealed", id, now)
+}
+
+// attempt is the attempt the row `query` returns seals, unless it expired
+// before now (PostgresStore's attempt(in:id:now:)).
+func (p *postgresStore) attempt(ctx context.Context, query, id string, now time.Time) (*signInAttempt, error) {
 	var keyID string
 	var sealed []byte
-	err := p.db.QueryRowContext(ctx,
-		"DELETE FROM authkit_sign_in_attempts WHERE id = $1 RETURNING key_id, sealed", id).Scan(&keyID, &sealed)
+	err := p.db.QueryRowContext(ctx, query, id).Scan(&keyID, &sealed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
