@@ -95,7 +95,17 @@ public struct OAuth2Client: Authenticator {
     /// Known before any request (a pushed authorization request's too).
     package func bindsCode(scopes: [String]? = nil) -> Bool {
         if descriptor.pkce.isEnabled || !client.isConfidential { return true }
-        return client.openID != nil && (scopes ?? settings.scopes ?? descriptor.scopes.default).contains("openid")
+        return asksForIDToken(scopes: scopes ?? settings.scopes ?? descriptor.scopes.default)
+    }
+
+    /// Whether a sign-in with `scopes` asks for an ID token, with a nonce
+    /// (OpenID Connect Core §3.1.2.1): the descriptor says how to verify
+    /// one, and `openid` is among the scopes. One rule for the nonce
+    /// ``startAuthorization(redirectURI:scopes:additionalParameters:)``
+    /// sends and for what ``bindsCode(scopes:)`` and
+    /// ``saysWhoSignsIn(scopes:)`` know before it.
+    private func asksForIDToken(scopes: [String]) -> Bool {
+        client.openID != nil && scopes.contains("openid")
     }
 
     /// Whether a sign-in with `scopes` (the configured ones by default)
@@ -103,8 +113,7 @@ public struct OAuth2Client: Authenticator {
     /// `openid` scope), or the descriptor's `whoAmI` call. A web sign-in
     /// needs one, and knows before it sends the user to the provider.
     package func saysWhoSignsIn(scopes: [String]? = nil) -> Bool {
-        descriptor.whoAmI != nil
-            || (client.openID != nil && (scopes ?? settings.scopes ?? descriptor.scopes.default).contains("openid"))
+        descriptor.whoAmI != nil || asksForIDToken(scopes: scopes ?? settings.scopes ?? descriptor.scopes.default)
     }
 
     public func startAuthorization(
@@ -126,7 +135,7 @@ public struct OAuth2Client: Authenticator {
         let proofKey = descriptor.dpop == .on ? ProofKey() : nil
         // OpenID Connect Core §3.1.2.1: a nonce binds the ID token to this
         // attempt, when the provider's descriptor says how to verify one.
-        let nonce = client.openID != nil && scopes.contains("openid") ? SecureRandom.token() : nil
+        let nonce = asksForIDToken(scopes: scopes) ? SecureRandom.token() : nil
         // §3.1.2.1: max_age asks the provider to make the user sign in again
         // if their session is older; the ID token's auth_time shows it did.
         // The descriptor's own `max_age` counts as the caller's does: sent,
