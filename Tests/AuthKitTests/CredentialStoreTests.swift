@@ -211,6 +211,12 @@ import Testing
         #expect(
             await refusal { try await store.checkWritable() }?.contains(
                 "nothing is saved there. Run: chmod go-w '\(home.path)'") == true)
+        // Nor does a library's save, which checks nothing first: it wrote
+        // the file there with a warning, and every read then refused it.
+        #expect(
+            await refusal { try await store.save(credential("github")) }?.contains(
+                "nothing is saved there. Run: chmod go-w '\(home.path)'") == true)
+        #expect(!FileManager.default.fileExists(atPath: store.fileURL.path), "nothing written where others can write")
         chmod(home.path, 0o700)
         try await store.checkWritable()
 
@@ -692,6 +698,27 @@ import Testing
         #expect(try Data(contentsOf: file) == future)
     }
 
+    /// A newer format may change its entries' shape too. They were decoded
+    /// before the version was looked at, so such a file was "not a valid
+    /// credentials file … move it away to start afresh": advice that loses
+    /// every credential a newer AuthKit wrote, where the answer is to upgrade.
+    @Test func aNewerFormatWithEntriesOfAnotherShapeSaysUpgradeNotMoveAway() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chmod(home.path, 0o700)
+        let file = home.appendingPathComponent("credentials.json")
+        let future = Data(#"{"version":2,"credentials":[{"grant":{"provider":"github","tokens":{}}}]}"#.utf8)
+        try future.write(to: file)
+        let error = await #expect(throws: AuthKitError.self) {
+            try await FileCredentialStore(file: file).allCredentials()
+        }
+        let message = String(describing: try #require(error))
+        #expect(message.contains("newer AuthKit (format version 2)"), "\(message)")
+        #expect(!message.contains("move it away"), "\(message)")
+        #expect(try Data(contentsOf: file) == future)
+    }
+
     /// A later AuthKit may add optional members (the format stays version
     /// 1, which an older version may read). An older `authkit` saving
     /// another account, or removing one, must write them back: before, it
@@ -705,7 +732,9 @@ import Testing
         let file = home.appendingPathComponent("credentials.json")
         let store = FileCredentialStore(file: file)
         try await store.save(credential("qiita"))
-        try await store.save(credential("gitlab"))
+        var gitlabSaved = credential("gitlab")
+        gitlabSaved.identity = Identity(issuer: "https://gitlab.example", subject: "42")
+        try await store.save(gitlabSaved)
         func object(_ data: Data) throws -> [String: Any] {
             try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         }
@@ -715,6 +744,12 @@ import Testing
         for index in entries.indices {
             entries[index]["boundKey"] = "key-of-\(entries[index]["providerID"]!)"
             entries[index]["flags"] = [true, NSNull(), 2.5]
+            // Nested in a member this version knows: lost before at every
+            // save of another account, the entry being re-encoded.
+            if var identity = entries[index]["identity"] as? [String: Any] {
+                identity["verifiedAt"] = "2027-01-01"
+                entries[index]["identity"] = identity
+            }
         }
         document["credentials"] = entries
         try JSONSerialization.data(withJSONObject: document).write(to: file)
@@ -733,10 +768,11 @@ import Testing
         let qiita = stored[1]
         #expect(gitlab["boundKey"] as? String == "key-of-gitlab")
         #expect((gitlab["flags"] as? [Any])?.count == 3)
+        #expect((gitlab["identity"] as? [String: Any])?["verifiedAt"] as? String == "2027-01-01")
         #expect(qiita["accessToken"] as? String == "renewed")
         #expect(qiita["boundKey"] == nil)
         // What this version reads is unchanged by what it keeps.
-        #expect(try await store.credential(for: CredentialKey(providerID: "gitlab")) == credential("gitlab"))
+        #expect(try await store.credential(for: CredentialKey(providerID: "gitlab")) == gitlabSaved)
     }
 
     /// The names the store reads as a credential's own are exactly those a

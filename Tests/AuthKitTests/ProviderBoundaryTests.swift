@@ -553,6 +553,29 @@ import Testing
         }
     }
 
+    /// A dangling `config.json` link read as no configuration: its
+    /// `"store": "keyring"` was dropped without a word and tokens went to the
+    /// plaintext file. Refused, naming the file; no file at all is still none.
+    @Test func aDanglingConfigurationLinkIsRefusedNotReadAsNone() throws {
+        let home = TemporaryDirectory.url("authkit-dangling-config")
+        defer { try? FileManager.default.removeItem(at: home) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        #expect(try UserConfiguration.storeSetting(home: home) == nil)
+        let config = home.appendingPathComponent("config.json")
+        try FileManager.default.createSymbolicLink(
+            atPath: config.path, withDestinationPath: home.appendingPathComponent("dotfiles/authkit.json").path)
+        for read in [
+            { _ = try UserConfiguration.storeSetting(home: home) }, { _ = try UserConfiguration.load(home: home) },
+        ] {
+            #expect {
+                try read()
+            } throws: { error in
+                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                return issues.first?.file == config.path && issues.first?.problem.contains("does not exist") == true
+            }
+        }
+    }
+
     // MARK: - A credential stays with the endpoints that issued it
 
     @Test func refreshAndRevocationRefuseAnOriginTheCredentialWasNotIssuedFor() async throws {

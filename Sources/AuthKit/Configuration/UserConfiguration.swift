@@ -58,7 +58,21 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
     /// `nil` when there is none.
     private static func contents(home: URL) throws -> Data? {
         let url = home.appendingPathComponent("config.json")
-        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        // Only a name that is not there means no file: `fileExists` follows
+        // links, and a dangling one (a dotfiles checkout not made yet) read
+        // as no configuration, so a `"store": "keyring"` in it was dropped
+        // without a word and tokens went to the plaintext file.
+        var entry = stat()
+        guard lstat(url.path, &entry) == 0 || (errno != ENOENT && errno != ENOTDIR) else { return nil }
+        if entry.st_mode & S_IFMT == S_IFLNK, stat(url.path, &entry) != 0, errno == ENOENT {
+            throw AuthKitError.invalidFile([
+                FileIssue(
+                    file: url.path, field: "",
+                    problem:
+                        "is a symbolic link to a file that does not exist; restore what it points to, or remove the link."
+                )
+            ])
+        }
         let read: (data: Data, info: stat)
         do {
             read = try FileSystem.contentsAndStatus(

@@ -12,8 +12,9 @@
 /// **Members this version does not know are kept.** A later AuthKit that adds
 /// an optional member (one an older version may ignore, so the version stays
 /// 1) must not lose it because an older `authkit` on the same machine saved
-/// another account: the file's own unknown members, and each credential's,
-/// are written back as they were read. A credential that is replaced (a new
+/// another account: the file's own unknown members, and each credential's
+/// object whole (members nested in its identity or key included), are
+/// written back as they were read. A credential that is replaced (a new
 /// sign-in, a refresh's renewal) is replaced whole, its unknown members with
 /// it: what they said was about the token that is gone. A change that an
 /// older version must not ignore raises ``currentVersion`` instead, and then
@@ -35,18 +36,31 @@ struct CredentialFile: Codable, Sendable {
     struct Entry: Codable, Sendable {
         var credential: Credential
         var otherMembers: [String: JSONValue]
+        /// The entry's object as it was read, written back as it was while the
+        /// credential is not replaced: a later AuthKit's member may be nested
+        /// (inside `identity`, `dpopKey`), where re-encoding the
+        /// ``Credential`` would drop it at every save of another account.
+        private let asRead: JSONValue?
 
         init(_ credential: Credential, otherMembers: [String: JSONValue] = [:]) {
             self.credential = credential
             self.otherMembers = otherMembers
+            asRead = nil
         }
 
         init(from decoder: any Decoder) throws {
             credential = try Credential(from: decoder)
-            otherMembers = try MemberName.others(in: decoder, known: Credential.memberNames)
+            let container = try decoder.container(keyedBy: MemberName.self)
+            var members = [String: JSONValue]()
+            for key in container.allKeys {
+                members[key.stringValue] = try container.decode(JSONValue.self, forKey: key)
+            }
+            otherMembers = members.filter { !Credential.memberNames.contains($0.key) }
+            asRead = .object(members)
         }
 
         func encode(to encoder: any Encoder) throws {
+            if let asRead { return try asRead.encode(to: encoder) }
             try credential.encode(to: encoder)
             try MemberName.encode(otherMembers, to: encoder)
         }
@@ -78,8 +92,19 @@ struct CredentialFile: Codable, Sendable {
                 debugDescription: "is not a format version: a whole number, 1 for this AuthKit.")
         }
         self.version = version
+        // A newer format is refused before its entries are read: their shape
+        // may have changed with it, and an entry this version cannot decode
+        // would call the file corrupt ("move it away"), which loses every
+        // credential a newer AuthKit wrote; what to do is upgrade.
+        guard version <= Self.currentVersion else { throw NewerVersion(version: version) }
         entries = try container.decode([Entry].self, forKey: MemberName("credentials"))
         otherMembers = try MemberName.others(in: decoder, known: Self.memberNames)
+    }
+
+    /// The file's format is newer than ``currentVersion``: thrown by the
+    /// decoder before the entries are read, which the store reports as "upgrade".
+    struct NewerVersion: Error {
+        let version: Int
     }
 
     func encode(to encoder: any Encoder) throws {

@@ -365,7 +365,7 @@ public struct FileCredentialStore: CredentialStore {
         }
         let data: Data
         do {
-            data = try FileSystem.readToEnd(fd)
+            data = try FileSystem.readToEnd(fd, limit: Self.largestFile)
         } catch {
             // An I/O error (EIO, a FUSE mount's EAGAIN) is the store's, named by its path.
             throw AuthKitError.store(path: path, reason: .init(.inaccessible, "cannot be read (\(error))."))
@@ -394,14 +394,6 @@ public struct FileCredentialStore: CredentialStore {
         }
         do {
             let file = try JSONDecoder.credentials.decode(CredentialFile.self, from: data)
-            guard file.version <= CredentialFile.currentVersion else {
-                throw AuthKitError.store(
-                    path: path,
-                    reason: .init(
-                        .invalidContents,
-                        "was written by a newer AuthKit (format version \(file.version)); upgrade AuthKit to use it. It was left untouched."
-                    ))
-            }
             guard file.version >= 1 else {
                 throw invalid(
                     "version: \(file.version) is no format version; AuthKit writes \(CredentialFile.currentVersion)")
@@ -410,6 +402,13 @@ public struct FileCredentialStore: CredentialStore {
             return file
         } catch let error as AuthKitError {
             throw error
+        } catch let newer as CredentialFile.NewerVersion {
+            throw AuthKitError.store(
+                path: path,
+                reason: .init(
+                    .invalidContents,
+                    "was written by a newer AuthKit (format version \(newer.version)); upgrade AuthKit to use it. It was left untouched."
+                ))
         } catch {
             // The JSON is well formed (checked above): what is wrong is named by field.
             throw invalid(DescriptorLoader.reason(error))
@@ -440,6 +439,16 @@ public struct FileCredentialStore: CredentialStore {
                     left as it was. What a credential holds beside its tokens (its rawFields and identity claims) is \
                     what grows: save one that holds less, or remove credentials no longer needed.
                     """))
+        }
+        // Where others can write, the file written could be replaced or
+        // removed by them, and it would be refused at the next read: a first
+        // save, with no file to check yet, went ahead with a warning. Said
+        // here for every save and removal, not only by ``checkWritable()``.
+        if let problem = FileSystem.foreignWriteProblem(
+            inDirectory: directory.path, harm: Self.plantedHarm,
+            refusal: "nothing is saved there", allowingSticky: false, ancestors: true)
+        {
+            throw AuthKitError.store(path: path, reason: .init(.writableByOthers, problem))
         }
         do {
             try AtomicFile(path: path).replace(with: data)
