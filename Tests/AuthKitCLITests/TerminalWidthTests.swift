@@ -107,10 +107,10 @@ import Testing
     @Test func labelsStayWholeAt80Columns() {
         let rows = [
             TokenList.TableRow(
-                account: "github  octocat (583231)", token: "••••aaaa", expiry: "unknown (the provider did not say)",
-                scopes: "repo read:org"),
+                account: "github", user: "octocat (583231)", token: "••••aaaa",
+                expiry: "unknown (the provider did not say)", scopes: "repo read:org"),
             TokenList.TableRow(
-                account: "github (work)  octo-work (99999)", token: "••••bbbb",
+                account: "github (work)", user: "octo-work (99999)", token: "••••bbbb",
                 expiry: "unknown (the provider did not say)", scopes: "repo"),
             TokenList.TableRow(
                 account: "google (alice@example.com)", token: "••••cccc", expiry: "2026-11-30T21:00:00Z (in 16 min)",
@@ -126,6 +126,30 @@ import Testing
         #expect(TokenList.table(rows, columns: nil)[1].contains("unknown (the provider did not say)"))
         #expect(TokenList.shortExpiry("2026-11-30T21:00:00Z (expired)") == "expired")
         #expect(TokenList.shortExpiry("never (OAuth 1.0a)") == "never")
+    }
+
+    /// A long user name beside a long label: the row was cut in its middle
+    /// as one string ("github (client-acme-pr…p.example.com (1234567)"),
+    /// losing the label and the `*` that says which account is used
+    /// without `--label`, though they alone fit. The user is cut first.
+    @Test func aLongUserIsCutBeforeTheLabelAndTheChosenMark() {
+        let rows = [
+            TokenList.TableRow(
+                account: "github (client-acme-production) *", user: "alice.example@corp.example.com (1234567)",
+                token: "••••aaaa", expiry: "unknown (the provider did not say)", scopes: "repo")
+        ]
+        let lines = TokenList.table(rows, columns: 80)
+        #expect(lines.allSatisfy { $0.terminalColumns <= 79 }, "\(lines)")
+        #expect(lines[1].hasPrefix("github (client-acme-production) *  alice"), "\(lines)")
+        #expect(lines[1].contains("…"), "\(lines)")
+        // A pipe gets it whole.
+        #expect(TokenList.table(rows, columns: nil)[1].contains("*  alice.example@corp.example.com (1234567)"))
+        // An account alone wider than its column is still cut in its middle.
+        let long = TokenList.TableRow(
+            account: "github (" + String(repeating: "x", count: 60) + "-production) *", token: "••••aaaa",
+            expiry: "never (OAuth 1.0a)", scopes: "repo")
+        let cut = TokenList.table([long], columns: 80)[1]
+        #expect(cut.terminalColumns <= 79 && cut.contains("-production) *") && cut.contains("…"), "\(cut)")
     }
 }
 

@@ -41,6 +41,52 @@ import Testing
         #expect(
             header.status == 64 && header.stderr.contains("give its method and URL")
                 && !header.stderr.contains("client id"), "\(header.stderr)")
+
+        // The command each advises names the account asked about: without
+        // its label, following it reached (and a sign-in replaced) another.
+        try await FileCredentialStore(environment: environment).save(
+            Credential(providerID: "twitter", label: "work", kind: .oauth1, accessToken: "t-2", tokenSecret: "s-2"))
+        for arguments in [
+            ["token", "print", "--provider", "twitter", "--label", "work"],
+            ["token", "header", "--provider", "twitter", "--label", "work"],
+            ["token", "import", "--provider", "twitter", "--label", "work"],
+        ] {
+            let advised = try await CLIProcess.run(arguments, environment: environment)
+            #expect(
+                advised.status == 64 && advised.stderr.contains("--provider twitter --label work"),
+                "\(arguments): \(advised.stderr)")
+        }
+    }
+
+    /// A token saved by a library or an editor (not by a sign-in here)
+    /// with a line break: `token header` and `git-credential` refused it,
+    /// `token print` printed it, and `curl -H "$(authkit token print
+    /// --format header)"` sent a header of the file's choosing. JSON
+    /// escapes it; a type other than Bearer gets no Bearer line.
+    @Test func printRefusesATokenNoBearerHeaderCouldCarry() async throws {
+        let home = try CLIProcess.home("authkit-print-unsendable")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_GITHUB_CLIENT_ID": "c"]
+        let store = FileCredentialStore(environment: environment)
+        try await store.save(Credential(providerID: "github", accessToken: "abc\r\nX-Evil: 1"))
+        for format in ["bare", "header"] {
+            let printed = try await CLIProcess.run(
+                ["token", "print", "--provider", "github", "--format", format], environment: environment)
+            #expect(
+                printed.status == 1 && printed.stdout.isEmpty && printed.stderr.contains("not printed")
+                    && !printed.stderr.contains("X-Evil"), "\(format): \(printed.status) \(printed.stderr)")
+        }
+        let json = try await CLIProcess.run(
+            ["token", "print", "--provider", "github", "--format", "json"], environment: environment)
+        #expect(json.status == 0 && json.stdout.contains(#"abc\r\nX-Evil: 1"#), "\(json.stdout)")
+
+        try await store.save(Credential(providerID: "github", accessToken: "mac-token", tokenType: "mac"))
+        let header = try await CLIProcess.run(
+            ["token", "print", "--provider", "github", "--format", "header"], environment: environment)
+        #expect(
+            header.status == 64 && header.stdout.isEmpty && header.stderr.contains("not Bearer"), "\(header.stderr)")
+        let bare = try await CLIProcess.run(["token", "print", "--provider", "github"], environment: environment)
+        #expect(bare.status == 0 && bare.stdout == "mac-token\n", "\(bare.stderr)")
     }
 
     @Test func printGivesAFreshTokenAndStatusAsksTheProvider() async throws {

@@ -131,6 +131,39 @@ import Testing
             "\(switched.status): \(switched.stderr)")
     }
 
+    /// Another `authkit` holding the choices' lock past the wait: a switch
+    /// said "Make room" (exit 74), and a delete whose credential was gone
+    /// already said "nothing was changed". Now: busy (65), and what did
+    /// happen before what did not.
+    @Test func aChoiceFileBusyPastTheWaitIsSaidAsBusy() async throws {
+        let home = try CLIProcess.home("authkit-token-switch-busy")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["AUTHKIT_HOME": home.path]
+        let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+        try await store.save(Credential(providerID: "github", label: "work", accessToken: "tok-github"))
+        try await store.save(Credential(providerID: "gitlab", label: "work", accessToken: "tok-gitlab"))
+        let chosen = try await CLIProcess.run(
+            ["token", "switch", "--provider", "github", "--label", "work"], environment: environment)
+        #expect(chosen.status == 0, "\(chosen.stderr)")
+        let fd = open(
+            home.appendingPathComponent("default-accounts.json.lock").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(fd >= 0 && flock(fd, LOCK_EX) == 0)
+        defer { close(fd) }
+        async let switched = CLIProcess.run(
+            ["token", "switch", "--provider", "gitlab", "--label", "work"], environment: environment)
+        async let deleted = CLIProcess.run(
+            ["token", "delete", "--provider", "github", "--label", "work"], environment: environment)
+        let (switchResult, deleteResult) = try await (switched, deleted)
+        #expect(
+            switchResult.status == 65 && switchResult.stderr.contains("being changed by another authkit")
+                && !switchResult.stderr.contains("Make room"), "\(switchResult.status): \(switchResult.stderr)")
+        #expect(
+            deleteResult.status == 65 && deleteResult.stderr.contains("(work) was deleted here, but the choice")
+                && deleteResult.stderr.contains("authkit token switch --provider github"),
+            "\(deleteResult.status): \(deleteResult.stderr)")
+        #expect(try await store.credential(for: CredentialKey(providerID: "github", label: "work")) == nil)
+    }
+
     @Test func switchesAtOnceAllLand() async throws {
         let home = try CLIProcess.home("authkit-token-switch-race")
         defer { try? FileManager.default.removeItem(at: home) }

@@ -61,6 +61,13 @@ struct DefaultAccounts {
                 "\(file.path): \(failure.what) (\(failure.reason)); nothing was changed. Make room, or make its directory writable.",
                 status: .outputFailed)
         } catch let error as AuthKitError {
+            // Another `authkit` holding the lock past the wait is neither a
+            // full disk nor a file to fix: said as the credential store's is.
+            if case .store(_, let reason) = error, reason.kind == .busy {
+                throw CLIError(
+                    "\(file.path) is being changed by another authkit (its lock was held for 10 s); nothing was changed. Try again once it has finished.",
+                    status: .badInput)
+            }
             // Its lock or directory could not be made (a read-only or full
             // file system): a failure to write, as for the credential store
             // (exit 74), not a file to fix (it was 65).

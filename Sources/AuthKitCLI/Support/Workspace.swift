@@ -134,10 +134,18 @@ struct Workspace {
         // Byte for byte, as labels are compared everywhere: `==` takes a
         // label and its canonically equivalent spelling (a Kelvin sign for
         // a K) for one, and deleting the other reset the choice.
-        guard let label = key.label, let chosen = try defaultAccounts.labels()[key.providerID],
-            ExactText.same(chosen, label)
-        else { return }
-        try defaultAccounts.choose(nil, for: key.providerID)
+        // Said as what did not happen after what did: the credential is
+        // gone already, and "nothing was changed" alone said otherwise.
+        do {
+            guard let label = key.label, let chosen = try defaultAccounts.labels()[key.providerID],
+                ExactText.same(chosen, label)
+            else { return }
+            try defaultAccounts.choose(nil, for: key.providerID)
+        } catch let error as CLIError {
+            throw CLIError(
+                "\(key) was deleted here, but the choice of it for commands without --label was not reset: \(error.message) Then choose another account with: authkit token switch --provider \(ShellWord.quoted(key.providerID)) [--label LABEL]",
+                status: error.status)
+        }
         Console.err("\(key.providerID)'s commands without --label use the account without a label again.")
     }
 

@@ -65,8 +65,8 @@ struct TokenHeader: WorkspaceCommand {
         }
     }
 
-    static func oauth1NeedsARequest(_ provider: String) -> String {
-        "An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header --provider \(provider) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'."
+    static func oauth1NeedsARequest(_ key: CredentialKey) -> String {
+        "An OAuth 1.0a header signs one request: give its method and URL, e.g. authkit token header \(ShellWord.account(key)) -X GET 'https://api.x.com/1.1/account/verify_credentials.json'."
     }
 
     func run(in workspace: Workspace) async throws {
@@ -86,7 +86,7 @@ struct TokenHeader: WorkspaceCommand {
         // Said before the client is looked for (its "no client id" came
         // first, and this only once one was configured).
         if url == nil, (try? await workspace.store.credential(for: key))?.kind == .oauth1 {
-            throw CLIError(Self.oauth1NeedsARequest(account.provider))
+            throw CLIError(Self.oauth1NeedsARequest(key))
         }
         let source = try await workspace.source(key, explicit: client.settings())
         // An origin with a placeholder: the stored credential's, before a refresh.
@@ -99,10 +99,10 @@ struct TokenHeader: WorkspaceCommand {
         else {
             if credential.proofKey != nil {
                 throw CLIError(
-                    "\(key) is DPoP-bound (RFC 9449): its proof is made for one request. Give the method and URL, e.g. authkit token header --provider \(account.provider) -X GET URL, and send both lines it prints as headers.",
+                    "\(key) is DPoP-bound (RFC 9449): its proof is made for one request. Give the method and URL, e.g. authkit token header \(ShellWord.account(key)) -X GET URL, and send both lines it prints as headers.",
                     status: .usage)
             }
-            throw CLIError(Self.oauth1NeedsARequest(account.provider))
+            throw CLIError(Self.oauth1NeedsARequest(key))
         }
         let target = try Self.target(url)
         let method = method ?? (body == nil ? "GET" : "POST")

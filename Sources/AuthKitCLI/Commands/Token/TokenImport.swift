@@ -55,7 +55,7 @@ struct TokenImport: WorkspaceCommand {
         let descriptor = try workspace.descriptor(account.provider)
         guard descriptor.protocol == .oauth2 else {
             throw CLIError(
-                "\(descriptor.name) uses OAuth 1.0a, whose tokens come with a secret and are used only in signatures; sign in with authkit authorize --provider \(descriptor.id).",
+                "\(descriptor.name) uses OAuth 1.0a, whose tokens come with a secret and are used only in signatures; sign in with authkit authorize \(ShellWord.account(key)).",
                 status: .usage)
         }
         let token: String

@@ -48,10 +48,31 @@ struct TokenList: WorkspaceCommand {
 
     /// One credential's row of the table, its texts already escaped.
     struct TableRow {
+        /// The provider, its label and the ` *` of the chosen account.
         var account: String
+        /// Whose it is (`octocat (583231)`), shown after the account in its
+        /// column; the first to go where the column is too narrow.
+        var user: String? = nil
         var token: String
         var expiry: String
         var scopes: String
+
+        /// The account column's text, whole.
+        var accountCell: String { user.map { "\(account)  \($0)" } ?? account }
+
+        /// The account column's text within `width`: the user is cut at its
+        /// end first, then left out; the account (whose label tells two
+        /// apart, whose `*` says which is used without `--label`) is cut in
+        /// its middle only when it alone is wider. Cut as one string, a long
+        /// user name took the label and the `*` with it.
+        func accountCell(within width: Int) -> String {
+            let whole = accountCell
+            guard whole.terminalColumns > width else { return whole }
+            guard account.terminalColumns <= width else { return account.cutInMiddle(toColumns: width) }
+            let room = width - account.terminalColumns - 2
+            guard let user, room >= 6 else { return account }
+            return "\(account)  \(user.cut(toColumns: room))"
+        }
     }
 
     /// The table's lines. On a terminal (`columns`), a row is kept to one
@@ -77,7 +98,7 @@ struct TokenList: WorkspaceCommand {
             for index in rows.indices { rows[index].expiry = Self.shortExpiry(rows[index].expiry) }
         }
         var widths = zip(
-            [rows.map(\.account), rows.map(\.token), rows.map(\.expiry)], ["ACCOUNT", "TOKEN", "EXPIRES"]
+            [rows.map(\.accountCell), rows.map(\.token), rows.map(\.expiry)], ["ACCOUNT", "TOKEN", "EXPIRES"]
         ).map { column, title in max(title.count, column.map(\.terminalColumns).max() ?? 0) }
         func pad(_ text: String, _ width: Int) -> String { text.padded(to: width) }
         if let columns { widths[0] = min(widths[0], max(16, columns - 1 - (widths[1] + widths[2] + 6) - 12)) }
@@ -90,9 +111,8 @@ struct TokenList: WorkspaceCommand {
             pad("ACCOUNT", widths[0]) + "  " + pad("TOKEN", widths[1]) + "  " + pad("EXPIRES", widths[2]) + "  SCOPES"
         ]
         for row in rows {
-            // Cut in the middle: labels of one provider often differ at the end.
             lines.append(
-                pad(row.account.cutInMiddle(toColumns: widths[0]), widths[0]) + "  " + pad(row.token, widths[1])
+                pad(row.accountCell(within: widths[0]), widths[0]) + "  " + pad(row.token, widths[1])
                     + "  " + pad(row.expiry, widths[2]) + "  " + scopes(row.scopes))
         }
         return lines
@@ -182,11 +202,9 @@ struct TokenList: WorkspaceCommand {
         // (work)  octocat (583231)"): a column of its own would squeeze the
         // scopes out of 80 columns for the many credentials that name none.
         let users = credentials.map { Self.user(of: $0).map(shown) }
-        let accountsWithUsers = zip(accounts, users).map { account, user in user.map { "\(account)  \($0)" } ?? account
-        }
         let rows = credentials.enumerated().map { index, credential in
             TableRow(
-                account: accountsWithUsers[index], token: Credential.mask(credential.accessToken),
+                account: accounts[index], user: users[index], token: Credential.mask(credential.accessToken),
                 expiry: CredentialSummary.expiry(credential), scopes: shown(credential.scopes.joined(separator: " ")))
         }
         Self.table(rows, columns: columns).forEach(Console.out)

@@ -41,7 +41,7 @@ struct TokenPrint: WorkspaceCommand {
         // bare form whatever the client, and "no client id" sent the user
         // to configure one only to hear this next.
         let oauth1 = CLIError(
-            "\(key) is an OAuth 1.0a credential: its token is used only in a signature made for each request. Use authkit token header --provider \(account.provider) -X METHOD URL.",
+            "\(key) is an OAuth 1.0a credential: its token is used only in a signature made for each request. Use authkit token header \(ShellWord.account(key)) -X METHOD URL.",
             status: .usage)
         // (A store that cannot be read is said by the source, after the provider id is checked.)
         if (try? await workspace.store.credential(for: key))?.kind == .oauth1 { throw oauth1 }
@@ -51,9 +51,24 @@ struct TokenPrint: WorkspaceCommand {
         if credential.proofKey != nil, format != .json {
             // RFC 9449 §7.1: the token alone is refused without a proof made for the request.
             let hint =
-                "\(key) is DPoP-bound: the token alone is refused without a proof made for each request. Use authkit token header --provider \(account.provider) URL, which prints both header lines."
+                "\(key) is DPoP-bound: the token alone is refused without a proof made for each request. Use authkit token header \(ShellWord.account(key)) URL, which prints both header lines."
             guard format == .bare else { throw CLIError(hint, status: .usage) }
             Console.err("authkit: warning: " + hint)
+        }
+        // As `token header` and `git-credential` check: a token saved by a
+        // library or an editor, not by a sign-in here, may hold a line break
+        // (`curl -H "$(authkit token print --format header)"` then sends a
+        // header of the file's choosing) or a terminal's escape sequence.
+        // JSON escapes what it prints.
+        if format != .json, !TokenResponseParser.isSendableAsBearer(credential.accessToken) {
+            throw CLIError(
+                "The stored token for \(key) holds a character no Bearer token has (RFC 6750 §2.1); it is not printed. Print it escaped with --format json, or sign in again: authkit authorize \(ShellWord.account(key))",
+                status: .failure)
+        }
+        if format == .header, !credential.isBearer, credential.proofKey == nil {
+            throw CLIError(
+                "\(key)'s token is of type '\(DisplayText.sanitized(credential.tokenType, limit: 40))', not Bearer: an 'Authorization: Bearer' line would not be accepted. Use --format json, which gives its type.",
+                status: .usage)
         }
         switch format {
         case .bare:
