@@ -169,6 +169,13 @@ import Testing
             #expect(found.first?.problem.contains("user name or password") == true)
             #expect(found.allSatisfy { !$0.description.contains("hunter2") })
         }
+        // With no host after it, the URL failed an earlier check, whose
+        // error quoted it, password and all.
+        for url in ["https://client:hunter2@/token", "client:hunter2@example.com/token"] {
+            let found = issues(Self.minimal.replacingOccurrences(of: "https://example.com/token", with: url))
+            #expect(found.first?.field == "token.url", "\(url): \(found)")
+            #expect(found.allSatisfy { !$0.description.contains("hunter2") }, "\(found)")
+        }
         #expect(
             issues(
                 Self.minimal.replacingOccurrences(

@@ -63,6 +63,25 @@ import Testing
         #expect(PlaceholderValue.problem(name: "user_agent", value: "cli:authkit:1.0 (by /u/me)", urls: []) == nil)
     }
 
+    /// `/` and `.` are kept in a URL, and the transports resolve dot
+    /// segments: `x/../../other` sent the code and the client secret to
+    /// another path of the provider's origin. Refused wherever the value
+    /// stands in a URL; a dot inside a segment is a name's.
+    @Test func aDotSegmentIsRefusedInAnyURL() {
+        for (name, value, urls) in [
+            ("tenant", "x/../../evil-path", Self.path), ("tenant", "..", Self.path), ("tenant", "./x", Self.path),
+            ("host", "apps.example.com/gitlab/../wiki", Self.wholeHost),
+        ] {
+            let found = PlaceholderValue.problem(name: name, value: value, urls: urls)
+            #expect(found?.contains("'.' or '..' segment") == true, "\(value): \(found ?? "nil")")
+        }
+        #expect(PlaceholderValue.problem(name: "tenant", value: "a..b", urls: Self.path) == nil)
+        #expect(
+            PlaceholderValue.problem(name: "host", value: "gitlab.example.com/.well-known-app", urls: Self.wholeHost)
+                == nil)
+        #expect(PlaceholderValue.problem(name: "agent", value: "../x", urls: []) == nil, "not in a URL")
+    }
+
     /// Every bundled default passes, and an IPv6 address reaches the URL in
     /// brackets (they used to be percent-encoded, and the URL refused).
     @Test func bundledDefaultsPassAndIPv6Renders() throws {

@@ -553,6 +553,95 @@ import Testing
         }
     }
 
+    /// A providers directory others can write in is refused before any of
+    /// its files is opened (each was opened and read only to be refused by
+    /// its status: as many megabyte files as anyone put there, a link to a
+    /// device), each file's provider failing with the directory's problem.
+    /// Seen by a named pipe: opening it to read lets a waiting writer go.
+    /// And `github.JSON` is refused by name, not skipped for the bundled file.
+    @Test func aDirectoryOthersCanWriteInIsRefusedBeforeItsFilesAreOpened() throws {
+        let providers = TemporaryDirectory.url("authkit-open-providers")
+        defer { try? FileManager.default.removeItem(at: providers) }
+        try FileManager.default.createDirectory(at: providers, withIntermediateDirectories: true)
+        let pipe = providers.appendingPathComponent("github.json")
+        #expect(mkfifo(pipe.path, 0o600) == 0)
+        chmod(providers.path, 0o777)
+        let writerGone = LockedValue(false)
+        let writer = Thread {
+            let fd = open(pipe.path, O_WRONLY | O_CLOEXEC)
+            if fd >= 0 { close(fd) }
+            writerGone.withLock { $0 = true }
+        }
+        writer.start()
+        Thread.sleep(forTimeInterval: 0.2)
+        let catalog = ProviderCatalog(includeBundled: true, directories: [providers], refusingForeignFiles: true)
+        let problem = catalog.problems["github"]?.first?.problem
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(!writerGone.withLock { $0 }, "the pipe was opened")
+        #expect(
+            problem?.contains("can write to its directory \(providers.path) (mode 0777)") == true
+                && problem?.contains("no file in it is read") == true, "\(problem ?? "loaded")")
+        // Let the writer go.
+        let reader = open(pipe.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        if reader >= 0 { close(reader) }
+
+        chmod(providers.path, 0o700)
+        try FileManager.default.removeItem(at: pipe)
+        try Data(Self.oauth2("github", host: "github.example").utf8).write(
+            to: providers.appendingPathComponent("github.JSON"))
+        let renamed = ProviderCatalog(includeBundled: true, directories: [providers], refusingForeignFiles: true)
+        #expect(
+            renamed.problems["github"]?.first?.problem.contains("Rename it to github.json") == true,
+            "\(renamed.problems)")
+    }
+
+    /// What an override loosens in ID token checks is said: the tenants a
+    /// multi-tenant issuer takes (a Microsoft file without `excluding` took
+    /// personal accounts' tokens where only work accounts were asked for,
+    /// silently), and an issuer that differs only in case (two issuers, as
+    /// `iss` is compared byte for byte; the check lowercased both).
+    @Test func anOverrideLooseningIDTokenChecksIsSaid() throws {
+        let directory = TemporaryDirectory.url("authkit-loosened-override")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../providers")
+        func override(_ id: String, _ change: (inout [String: Any]) throws -> Void) throws -> [String] {
+            var object = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: root.appendingPathComponent("\(id).json")))
+                    as? [String: Any])
+            try change(&object)
+            let file = directory.appendingPathComponent("\(id).json")
+            try JSONSerialization.data(withJSONObject: object).write(to: file)
+            chmod(file.path, 0o600)
+            let entry = try #require(
+                ProviderCatalog(includeBundled: true, directories: [directory]).entry(id: id))
+            return entry.weakenedProtections
+        }
+        let same = try override("microsoft") { _ in }
+        #expect(same.isEmpty, "\(same)")
+        let noExclusion = try override("microsoft") { object in
+            var openID = try #require(object["openid"] as? [String: Any])
+            var tenants = try #require(openID["multiTenantIssuer"] as? [String: Any])
+            tenants["excluding"] = nil
+            openID["multiTenantIssuer"] = tenants
+            object["openid"] = openID
+        }
+        #expect(noExclusion.contains { $0.contains("which tenants' ID tokens are accepted") }, "\(noExclusion)")
+        let fewer = try override("microsoft") { object in
+            var openID = try #require(object["openid"] as? [String: Any])
+            openID["multiTenantIssuer"] = nil
+            object["openid"] = openID
+        }
+        #expect(!fewer.contains { $0.contains("tenants") }, "\(fewer)")
+
+        let recased = try override("microsoft") { object in
+            var issuer = try #require(object["issuer"] as? [String: Any])
+            issuer["identifier"] = (issuer["identifier"] as? String)?.replacingOccurrences(of: "/v2.0", with: "/V2.0")
+            object["issuer"] = issuer
+        }
+        #expect(recased.contains { $0.contains("names another issuer") }, "\(recased)")
+    }
+
     /// A dangling `config.json` link read as no configuration: its
     /// `"store": "keyring"` was dropped without a word and tokens went to the
     /// plaintext file. Refused, naming the file; no file at all is still none.

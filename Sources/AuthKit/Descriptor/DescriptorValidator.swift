@@ -741,7 +741,12 @@ package struct DescriptorValidator: Sendable {
         guard let components = URLComponents(string: sample), let scheme = components.scheme?.lowercased(),
             let host = components.host, !host.isEmpty
         else {
-            issue(field, "'\(text)' is not an absolute URL; write it in full, e.g. https://example.com/oauth/token.")
+            // Not quoted when it holds an `@`: `https://client:secret@/token`
+            // (no host) fails here, before the user-and-password check
+            // below, and quoting it printed the secret.
+            let quoted =
+                text.contains("@") ? "the URL (not repeated: it holds an '@', as user:password@ does)" : "'\(text)'"
+            issue(field, "\(quoted) is not an absolute URL; write it in full, e.g. https://example.com/oauth/token.")
             return
         }
         // RFC 9110 §4.2.4: an http(s) URL a request targets carries no user

@@ -25,6 +25,16 @@ package enum PlaceholderValue {
         if let first = value.first, let last = value.last, first.isWhitespace || last.isWhitespace {
             return "\(shown) begins or ends with a space; give the value alone."
         }
+        // ``TemplateVariables`` keeps `/` and `.` wherever a value stands, and
+        // the transports resolve dot segments (RFC 3986 §5.2.4) before
+        // sending: `tenant=x/../../other` sent the code and the client secret
+        // to another path of the provider's origin, an instance under a path
+        // (`host=apps.example.com/gitlab/../wiki`) to another application.
+        if urls.contains(where: { $0.contains("{\(name)}") }),
+            value.split(separator: "/", omittingEmptySubsequences: false).contains(where: { $0 == "." || $0 == ".." })
+        {
+            return "\(shown) holds a '.' or '..' segment, which would point the URL elsewhere; give the value itself."
+        }
         for url in urls {
             guard let authority = hostTemplate(in: url), authority.contains("{\(name)}") else { continue }
             if let problem = hostProblem(value: value, name: name, authority: authority, url: url) {

@@ -66,7 +66,11 @@ public struct ProviderCatalog: Sendable {
             if original.pkce.isEnabled, !descriptor.pkce.isEnabled { said.append("turns PKCE off") }
             if let was = original.issuer {
                 if let now = descriptor.issuer {
-                    if !ExactText.same(original.withDefaults(was.identifier), descriptor.withDefaults(now.identifier)) {
+                    // Byte for byte, as the issuer is compared with `iss`:
+                    // `…/realms/Main` and `…/realms/main` are two issuers.
+                    if !ExactText.same(
+                        original.filledWithDefaults(was.identifier), descriptor.filledWithDefaults(now.identifier))
+                    {
                         said.append("names another issuer (\(DisplayText.sanitized(now.identifier, limit: 120)))")
                     } else if was.includedInResponse, !now.includedInResponse {
                         said.append("no longer requires the redirect's iss (RFC 9207)")
@@ -76,6 +80,16 @@ public struct ProviderCatalog: Sendable {
                 }
             }
             if original.openID != nil, descriptor.openID == nil { said.append("verifies no ID token (no openid)") }
+            // Which tenants' ID tokens a multi-tenant issuer takes (values,
+            // aliases, exclusions, the claim): a Microsoft file with
+            // `excluding` removed took personal accounts' tokens where work
+            // accounts were asked for, and said nothing. Removing it takes
+            // fewer, and is not said.
+            if let now = descriptor.openID?.multiTenantIssuer,
+                original.openID?.multiTenantIssuer.map({ !Self.sameBytes($0, now) }) ?? true
+            {
+                said.append("changes which tenants' ID tokens are accepted (openid.multiTenantIssuer)")
+            }
             if original.dpop == .on, descriptor.dpop == .off { said.append("turns DPoP off") }
             let tokenHost = { (descriptor: ProviderDescriptor) -> String? in
                 descriptor.token.flatMap { PlaceholderValue.hostTemplate(in: $0.url) }.map {
@@ -95,6 +109,16 @@ public struct ProviderCatalog: Sendable {
                     "redirects to \(DisplayText.sanitized(descriptor.redirect.host, limit: 120)), not this machine")
             }
             return said
+        }
+
+        /// Whether `a` and `b` are written the same (sorted JSON, compared by
+        /// bytes): `==` of their strings takes canonically equivalent
+        /// spellings for one, where the values are compared byte for byte.
+        private static func sameBytes(_ a: MultiTenantIssuer, _ b: MultiTenantIssuer) -> Bool {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            guard let first = try? encoder.encode(a), let second = try? encoder.encode(b) else { return false }
+            return first == second
         }
 
         /// Git origins this descriptor gives git the token at that the one it
@@ -206,14 +230,46 @@ public struct ProviderCatalog: Sendable {
                     ))
                 continue
             }
+            // A directory others can write in is said for each of its files
+            // before any is opened: each was opened and read (a megabyte
+            // each, as many as anyone put there; a link to a device opened
+            // by its owner's command) only to be refused by its status.
+            // Each file's provider fails with it, as one refused file does,
+            // rather than fall back to the bundled file it was meant to replace.
+            let directoryProblem =
+                refusingForeignFiles
+                ? FileSystem.foreignWriteProblem(
+                    inDirectory: directory.path, harm: "send your sign-ins elsewhere", refusal: "no file in it is read")
+                : nil
             let files = names.map { directory.appendingPathComponent($0) }
             for file in files.sorted(by: { $0.lastPathComponent < $1.lastPathComponent })
             // Hidden files are an editor's (Emacs's `.#qiita.json` lock, a
             // dangling link, warned about by every `providers list`), not providers.
-            where file.pathExtension == "json" && file.lastPathComponent != "schema.json"
+            where file.pathExtension.lowercased() == "json" && file.lastPathComponent.lowercased() != "schema.json"
                 && !file.lastPathComponent.hasPrefix(".")
             {
                 let stem = file.deletingPathExtension().lastPathComponent
+                if let directoryProblem {
+                    add(
+                        stem, file.path,
+                        .failure(
+                            FileIssueBox(issue: FileIssue(file: file.path, field: "", problem: directoryProblem))))
+                    continue
+                }
+                // `github.JSON` (a save dialog's spelling) was skipped, and
+                // the bundled `github` used without a word.
+                guard file.pathExtension == "json" else {
+                    add(
+                        stem, file.path,
+                        .failure(
+                            FileIssueBox(
+                                issue: FileIssue(
+                                    file: file.path, field: "",
+                                    problem:
+                                        "is named with '.\(file.pathExtension)'; provider files end in '.json', in lower case. Rename it to \(stem).json."
+                                ))))
+                    continue
+                }
                 do {
                     let (data, info) = try FileSystem.contentsAndStatus(
                         of: file.path, accepting: .regularFile, limit: DescriptorLoader.maximumFileSize)

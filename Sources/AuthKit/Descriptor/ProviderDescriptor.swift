@@ -186,13 +186,20 @@ public struct ProviderDescriptor: Sendable, Hashable {
         Set(endpointHosts.map(withDefaults))
     }
 
-    /// `text` with each `{name}` that has a default replaced by it, lowercased.
+    /// `text` with each `{name}` that has a default replaced by it, lowercased
+    /// (for hosts, which are compared without case).
     func withDefaults(_ text: String) -> String {
+        filledWithDefaults(text).lowercased()
+    }
+
+    /// `text` with each `{name}` that has a default replaced by it, as
+    /// written: for what is compared byte for byte (an issuer).
+    func filledWithDefaults(_ text: String) -> String {
         var filled = text
         for (name, spec) in placeholders {
             if let value = spec.default { filled = filled.replacing("{\(name)}", with: value) }
         }
-        return filled.lowercased()
+        return filled
     }
 
     /// Why `value` cannot fill placeholder `name`, or `nil` (``PlaceholderValue``).
