@@ -39,12 +39,52 @@ import Testing
         #expect(bad.status == 65 && !bad.stderr.contains("two words"), "\(bad.stderr)")
         #expect(try await run(["token", "print", "--provider", "github", "--label", "ci"]).stdout.hasPrefix(token))
 
+        // Over the sign-in's credential, which holds a refresh token: only
+        // with --force (it was replaced, and the grant lost, without a word).
+        let over = try await run(["token", "import", "--provider", "github"], input: "imported-over")
+        #expect(
+            over.status == 65 && over.stderr.contains("pass --force") && over.stderr.contains("nothing was imported"),
+            "\(over.status): \(over.stderr)")
+        #expect(try await run(["token", "print", "--provider", "github"]).stdout == token + "\n")
+        let forced = try await run(["token", "import", "--provider", "github", "--force"], input: "imported-over")
+        #expect(forced.status == 0 && forced.stderr.contains("replaced"), "\(forced.stderr)")
+        #expect(try await run(["token", "print", "--provider", "github"]).stdout == "imported-over\n")
+
         // Signing in again to the same account says what it replaced.
         let again = try await run(["authorize", "--provider", "github", "--scripted-browser"])
         // In the sandbox's store, which `sandbox try` shares with a running `sandbox serve`'s clients.
         #expect(
             again.status == 0 && again.stderr.contains("this replaced the sandbox credential stored for github")
                 && again.stderr.contains("--label"), "\(again.stderr)")
+    }
+
+    /// `token revoke` of an imported token with no client configured: a
+    /// provider that cannot revoke said "no client id", and only once one
+    /// was configured that nothing could be revoked; neither named `token
+    /// delete`. Now the real answer first, and the way out either way.
+    @Test func revokingWithoutAClientSaysWhatStandsInTheWayAndTheWayOut() async throws {
+        let home = try CLIProcess.home("authkit-token-revoke-clientless")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["AUTHKIT_HOME": home.path, "TOKEN": "imported-token"]
+        for provider in ["bitbucket", "github"] {
+            let imported = try await CLIProcess.run(
+                ["token", "import", "--provider", provider], environment: environment,
+                launcher: CLIKeyringTests.importing(""))
+            #expect(imported.status == 0, "\(imported.stderr)")
+        }
+        let cannot = try await CLIProcess.run(["token", "revoke", "--provider", "bitbucket"], environment: environment)
+        #expect(
+            cannot.status == 1 && cannot.stderr.contains("names no way to revoke")
+                && cannot.stderr.contains("authkit token delete --provider bitbucket")
+                && !cannot.stderr.contains("client id"), "\(cannot.status): \(cannot.stderr)")
+        let noClient = try await CLIProcess.run(["token", "revoke", "--provider", "github"], environment: environment)
+        #expect(
+            noClient.status == 64 && noClient.stderr.contains("AUTHKIT_GITHUB_CLIENT_ID")
+                && noClient.stderr.contains("still stored here")
+                && noClient.stderr.contains("authkit token delete --provider github"),
+            "\(noClient.status): \(noClient.stderr)")
+        let list = try await CLIProcess.run(["token", "list", "--json"], environment: environment)
+        #expect(list.stdout.contains("bitbucket") && list.stdout.contains("github"), "nothing was deleted")
     }
 
     /// An OAuth 2.0 token imported with no client id configured (`gh auth

@@ -43,7 +43,11 @@ struct ClientlessAuthenticator: Authenticator {
         throw missing
     }
 
+    /// A provider with no way to revoke is said as that, whatever the
+    /// client: naming a missing client id first sent the user to configure
+    /// one, only to hear next that nothing could be revoked.
     func revoke(_ credential: Credential) async throws {
+        if descriptor.revocation == nil { throw AuthKitError.notSupported(providerID: descriptor.id, .revocation) }
         throw missing
     }
 }

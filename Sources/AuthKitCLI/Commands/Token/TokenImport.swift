@@ -20,7 +20,8 @@ struct TokenImport: WorkspaceCommand {
             line is visible to other users and kept in shell history). It is
             stored as a Bearer token with no refresh token: when it expires, import
             a new one or sign in. A credential already stored for the account is
-            replaced, and the command says so.
+            replaced, and the command says so; one holding a refresh token (a
+            sign-in's, which renews itself) only with --force.
 
             Examples:
               authkit token import --provider github < ~/github-token.txt
@@ -36,6 +37,8 @@ struct TokenImport: WorkspaceCommand {
     @Option(
         parsing: .unconditional, help: ArgumentHelp("Seconds until the token expires, if known.", valueName: "seconds"))
     var expiresIn: Int?
+    @Flag(help: "Replace a stored credential that holds a refresh token (a sign-in's).")
+    var force = false
 
     func validate() throws {
         try account.checkNewLabel()
@@ -57,6 +60,15 @@ struct TokenImport: WorkspaceCommand {
             throw CLIError(
                 "\(descriptor.name) uses OAuth 1.0a, whose tokens come with a secret and are used only in signatures; sign in with authkit authorize \(ShellWord.account(key)).",
                 status: .usage)
+        }
+        // Before the token is asked for. A sign-in's credential renews itself
+        // with its refresh token; the imported one cannot, and replacing it
+        // silently (the account `token switch` chose, when --label is left
+        // out) lost the grant: the user had to sign in again.
+        if !force, let stored = try await workspace.store.credential(for: key), stored.refreshToken != nil {
+            throw CLIError(
+                "\(key) holds a credential with a refresh token (a sign-in's), which an imported token would replace for good; nothing was imported. Import under another label (--label NAME), or pass --force to replace it.",
+                status: .badInput)
         }
         let token: String
         // Typed or pasted at a terminal, the token is not echoed: echo goes

@@ -61,8 +61,10 @@ struct TokenRevoke: WorkspaceCommand {
             return CLIError(
                 "The \(providerID) descriptor names no way to revoke a token. Delete it here with \(delete), and revoke the app's access in the provider's settings.",
                 status: ExitStatus(for: error))
+        // A client id not configured here (a token imported, or signed in
+        // with --client-id): the setting is named, and so is the way out.
         case .providerError, .invalidResponse, .network, .redirectNotFollowed, .responseTooLarge, .insecureTransport,
-            .store:
+            .store, .missingSetting:
             var message = ErrorReport.message(for: error)
             if !message.hasSuffix(".") { message += "." }
             return CLIError(
