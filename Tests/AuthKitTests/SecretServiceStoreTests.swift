@@ -101,6 +101,29 @@
             #expect(try await store.allCredentials().isEmpty)
         }
     }
+    /// A call whose C side does not return at its own limit (libsecret
+    /// waits for a hung daemon to end a dismissed unlock prompt, whatever
+    /// the cancellation) is given up: the caller goes on with the give-up
+    /// value at the deadline, the thread left to its call. It held the
+    /// command without end. No keyring needed: the body stands for the call.
+    @Suite struct SecretServiceGiveUpTests {
+        @Test func aCallThatNeverReturnsIsGivenUpAtTheDeadline() async {
+            let started = ContinuousClock.now
+            let value = await SecretServiceCredentialStore.blocking(
+                giveUpAfter: .milliseconds(200), givingUp: "given up"
+            ) { _ in
+                sleep(5)
+                return "answered"
+            }
+            #expect(value == "given up")
+            #expect(ContinuousClock.now - started < .seconds(3), "waited for the call")
+            let answered = await SecretServiceCredentialStore.blocking(
+                giveUpAfter: .seconds(5), givingUp: "given up"
+            ) { _ in "answered" }
+            #expect(answered == "answered")
+        }
+    }
+
     /// Where the keyring's refresh locks are: the user's, as the keyring
     /// is, whatever AuthKit directory a process sees. No keyring needed:
     /// the locks are files.

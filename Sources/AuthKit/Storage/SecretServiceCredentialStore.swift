@@ -110,7 +110,10 @@
         /// a D-Bus call (a missing bus fails at once).
         package static func unavailableReason(timeout: Duration = defaultCallTimeout) async -> String? {
             let milliseconds = Self.milliseconds(timeout)
-            return await Self.blocking { error in
+            return await Self.blocking(
+                giveUpAfter: timeout + abandonGrace,
+                givingUp: "the Secret Service did not answer, even once the call was cancelled"
+            ) { error in
                 authkit_secret_probe(milliseconds, error, Self.errorSize) == 0 ? nil : String(cString: error)
             }
         }
@@ -141,7 +144,7 @@
             let attributes = try Self.attributes(for: key)
             let schema = self.schema
             let milliseconds = Self.milliseconds(callTimeout)
-            let text: String? = try await Self.call("read \(key) from") { error in
+            let text: String? = try await Self.call("read \(key) from", within: callTimeout) { error in
                 Self.withCStrings(attributes) { names, values in
                     var secret: UnsafeMutablePointer<CChar>?
                     let found = authkit_secret_lookup(
@@ -169,7 +172,7 @@
         package func keys() async throws -> [CredentialKey] {
             let schema = self.schema
             let milliseconds = Self.milliseconds(callTimeout)
-            return try await Self.call("list the credentials in") { error in
+            return try await Self.call("list the credentials in", within: callTimeout) { error in
                 Self.searchKeys(schema, milliseconds: milliseconds, error)
             }
         }
@@ -224,7 +227,7 @@
             let label = "AuthKit: \(key)"
             let schema = self.schema
             let milliseconds = Self.milliseconds(callTimeout)
-            try await Self.call("save \(key) to", failure: .notSaved) { error in
+            try await Self.call("save \(key) to", failure: .notSaved, within: callTimeout) { error in
                 Self.withCStrings(attributes) { names, values in
                     authkit_secret_store(
                         schema, names, values, attributes.count, label, secret, milliseconds, error, Self.errorSize)
@@ -251,7 +254,8 @@
             let attributes = try Self.attributes(for: key)
             let schema = self.schema
             let milliseconds = Self.milliseconds(callTimeout)
-            let removed: Bool = try await Self.call("delete \(key) from", failure: .notSaved) { error in
+            let removed: Bool = try await Self.call("delete \(key) from", failure: .notSaved, within: callTimeout) {
+                error in
                 Self.withCStrings(attributes) { names, values in
                     let cleared = authkit_secret_clear(
                         schema, names, values, attributes.count, milliseconds, error, Self.errorSize)
@@ -312,7 +316,13 @@
         /// when a first sign-in's grant was lost if nobody answered it).
         package func checkWritable() async throws {
             let milliseconds = Self.milliseconds(callTimeout)
-            let (status, reason) = await Self.blocking { error in
+            let (status, reason) = await Self.blocking(
+                giveUpAfter: callTimeout + Self.abandonGrace,
+                givingUp: (
+                    Int32(-1),
+                    "the Secret Service did not answer, even once the call was cancelled (a keyring daemon or its unlock prompt that hangs)"
+                )
+            ) { error in
                 let status = authkit_secret_check_writable(milliseconds, error, Self.errorSize)
                 return (status, status == 0 ? "" : String(cString: error))
             }
@@ -385,12 +395,22 @@
         }
 
         /// Runs `body` on a dispatch thread with an error buffer; a failure
-        /// becomes a store error that says what was being done.
+        /// becomes a store error that says what was being done. `limit` is
+        /// the C call's own (``callTimeout``); past it and ``abandonGrace``,
+        /// the call is given up (``blocking(giveUpAfter:givingUp:_:)``).
         static func call<Value: Sendable>(
-            _ doing: String, failure kind: AuthKitError.StoreProblem.Kind = .inaccessible,
+            _ doing: String, failure kind: AuthKitError.StoreProblem.Kind = .inaccessible, within limit: Duration,
             _ body: @escaping @Sendable (UnsafeMutablePointer<CChar>) -> Outcome<Value>
         ) async throws -> Value {
-            let result: Result<Value, AuthKitError> = await blocking { error in
+            let gaveUp = AuthKitError.store(
+                path: keyringName,
+                reason: .init(
+                    kind,
+                    "could not \(doing) it: the Secret Service did not answer within \((limit + abandonGrace).components.seconds) s, even once the call was cancelled (a keyring daemon or its unlock prompt that hangs). Restart the keyring daemon, or set AUTHKIT_STORE=file."
+                ))
+            let result: Result<Value, AuthKitError> = await blocking(
+                giveUpAfter: limit + abandonGrace, givingUp: .failure(gaveUp)
+            ) { error in
                 let outcome = body(error)
                 if case .success(let value) = outcome { return .success(value) }
                 let reason = String(cString: error)
@@ -407,15 +427,43 @@
             return try result.get()
         }
 
-        static func blocking<Value: Sendable>(
+        /// How long past its own limit a call is waited for before it is
+        /// given up: the C side's cancellation answers well within it.
+        package static let abandonGrace = Duration.seconds(10)
+
+        /// Runs `body` on a dispatch thread with an error buffer of its own.
+        ///
+        /// Once `giveUpAfter` has passed, the caller goes on with
+        /// `givingUp`, and the thread is left to its call. The C side's
+        /// limit cancels the call, but libsecret does not check that
+        /// cancellation while it waits for an unlock prompt: it dismisses
+        /// the prompt and waits for the daemon to say the prompt ended, and a
+        /// daemon (or prompter) that hangs then held the command without
+        /// end. A call left so still holds the C side's one-at-a-time lock;
+        /// later calls time out waiting for it, each at its own limit.
+        package static func blocking<Value: Sendable>(
+            giveUpAfter limit: Duration, givingUp: Value,
             _ body: @escaping @Sendable (UnsafeMutablePointer<CChar>) -> Value
         ) async -> Value {
             await withCheckedContinuation { continuation in
+                let resumed = LockedValue(false)
+                let resume: @Sendable (Value) -> Void = { value in
+                    let first = resumed.withLock { done in
+                        defer { done = true }
+                        return !done
+                    }
+                    if first { continuation.resume(returning: value) }
+                }
                 DispatchQueue.global().async {
                     let error = UnsafeMutablePointer<CChar>.allocate(capacity: errorSize)
                     error.initialize(repeating: 0, count: errorSize)
                     defer { error.deallocate() }
-                    continuation.resume(returning: body(error))
+                    resume(body(error))
+                }
+                let (seconds, attoseconds) = limit.components
+                let nanoseconds = Int(min(max(seconds, 0), 1 << 30)) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+                    resume(givingUp)
                 }
             }
         }
