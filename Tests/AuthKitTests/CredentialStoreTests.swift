@@ -44,6 +44,45 @@ import Testing
         await #expect(throws: AuthKitError.cancelled) { try await waiting.value }
     }
 
+    /// Two stores of one process reaching one directory by two paths (a
+    /// link) wait in one queue for an account's refresh lock: keyed by the
+    /// path as given, each took the file's lock, which on NFS (`flock` made
+    /// of the process's `fcntl` locks) both held at once, and the first to
+    /// close released it for other processes too.
+    @Test func aRefreshLockReachedByTwoPathsIsOneQueue() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chmod(home.path, 0o700)
+        let link = home.deletingLastPathComponent().appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: home.path)
+        let direct = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+        let linked = FileCredentialStore(file: link.appendingPathComponent("credentials.json"))
+        let key = CredentialKey(providerID: "qiita")
+        let lockPath = link.appendingPathComponent(".refresh-\(FileCredentialStore.fileName(for: key)).lock").path
+        let queue = StoreLock.queueKey(for: lockPath)
+        #expect(queue.hasPrefix(home.path), "\(queue)")
+        let release = AsyncStream<Void>.makeStream()
+        let holder = Task {
+            try await direct.withRefreshLock(for: key, timeout: .seconds(30)) {
+                for await _ in release.stream { break }
+            }
+        }
+        let end = ContinuousClock.now.advanced(by: .seconds(30))
+        while await KeyedAsyncLock.shared.holders(of: queue) == 0, ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let second = Task { try await linked.withRefreshLock(for: key, timeout: .seconds(30)) { 2 } }
+        while await KeyedAsyncLock.shared.waiting(for: queue) == 0, ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(await KeyedAsyncLock.shared.waiting(for: queue) == 1, "the linked store did not queue")
+        release.continuation.yield()
+        release.continuation.finish()
+        try await holder.value
+        #expect(try await second.value == 2)
+    }
+
     /// Returns once a task of this process holds `store`'s in-process lock,
     /// so waits for the lock file (held elsewhere); at most 30 s (the suite
     /// runs 24 tests at once on two cores: a 5 s look missed a wait that

@@ -37,8 +37,10 @@ package struct RefreshLockFile: Sendable {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         let path = self.path
         let key = self.key
-        return try await KeyedAsyncLock.shared.withLock(path, timeout: timeout, what: path) {
-            try prepare()
+        // Made before the queue is keyed: the key resolves the directory's
+        // links (``StoreLock/queueKey(for:)``), which needs the directory.
+        try prepare()
+        return try await KeyedAsyncLock.shared.withLock(StoreLock.queueKey(for: path), timeout: timeout, what: path) {
             let fd = try Self.openLock(path)
             defer { close(fd) }
             while flock(fd, LOCK_EX | LOCK_NB) != 0 {

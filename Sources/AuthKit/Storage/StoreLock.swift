@@ -68,7 +68,15 @@ package struct StoreLock {
     /// The lock file's path with its directory's links resolved: one store
     /// reached as `~/.authkit` and through a link to it, or by a relative
     /// path, is one queue (the directory exists by the time a lock is taken).
-    package var queueKey: String {
+    package var queueKey: String { Self.queueKey(for: path) }
+
+    /// `path` with its directory's links resolved (``queueKey``), also the
+    /// refresh lock's (``RefreshLockFile``). On NFS, `flock` is made of
+    /// `fcntl` locks, which are the process's: two stores of one process
+    /// reaching one directory by two paths both took the file's lock, and
+    /// the first to close its descriptor released it for other processes
+    /// too. Only one queue per file keeps the second waiting in the process.
+    package static func queueKey(for path: String) -> String {
         let url = URL(fileURLWithPath: path)
         guard let resolved = realpath(url.deletingLastPathComponent().path, nil) else { return path }
         defer { free(resolved) }
