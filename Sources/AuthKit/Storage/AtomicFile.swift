@@ -67,9 +67,13 @@ package struct AtomicFile {
         if let failure { throw failure }
         guard rename(temporary, path) == 0 else { throw Self.failure("its new copy could not replace it") }
         succeeded = true
+        // The rename made durable, as the copy was (F_FULLFSYNC on Darwin,
+        // whose fsync leaves it in the drive's cache). Its failure is not
+        // the save's: the file is replaced by now, and some file systems
+        // refuse to sync a directory (EINVAL) whatever was written.
         let directoryFD = open(directory, O_RDONLY | O_CLOEXEC)
         if directoryFD >= 0 {
-            _ = fsync(directoryFD)
+            _ = FileSystem.flushToDisk(directoryFD)
             close(directoryFD)
         }
     }
