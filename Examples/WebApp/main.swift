@@ -30,7 +30,9 @@ struct WebExample: AsyncParsableCommand {
         help: "The address users reach the app at; the redirect URIs are made from it. Default: http://127.0.0.1:PORT.")
     var publicURL: String?
     @Option(
-        help: "A provider to offer (repeatable); its client id and secret come from AUTHKIT_<ID>_CLIENT_ID/_SECRET.")
+        help:
+            "A provider to offer (repeatable); its client id and secret come from AUTHKIT_<ID>_CLIENT_ID and AUTHKIT_<ID>_CLIENT_SECRET."
+    )
     var provider: [String] = []
     @Option(help: "Sign in to a running `authkit sandbox` at this URL instead of the real provider.") var sandbox:
         String?

@@ -164,6 +164,24 @@ import Testing
         #expect(try await store.credential(for: CredentialKey(providerID: "github", label: "work")) == nil)
     }
 
+    /// A dangling `default-accounts.json` link read as no choice: commands
+    /// without --label went to the account without one, silently.
+    @Test func aDanglingChoicesLinkIsSaidNotReadAsNoChoice() async throws {
+        let home = try CLIProcess.home("authkit-token-switch-dangling")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+        try await store.save(Credential(providerID: "github", accessToken: "tok-plain"))
+        let choices = home.appendingPathComponent("default-accounts.json")
+        try FileManager.default.createSymbolicLink(
+            atPath: choices.path, withDestinationPath: home.appendingPathComponent("dotfiles/choices.json").path)
+        let printed = try await CLIProcess.run(
+            ["token", "show", "--provider", "github"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            printed.status == 65
+                && printed.stderr.contains("\(choices.path) is a symbolic link to a file that does not exist")
+                && !printed.stdout.contains("tok-plain"), "\(printed.status): \(printed.stderr)")
+    }
+
     @Test func switchesAtOnceAllLand() async throws {
         let home = try CLIProcess.home("authkit-token-switch-race")
         defer { try? FileManager.default.removeItem(at: home) }

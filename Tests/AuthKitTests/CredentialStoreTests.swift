@@ -808,6 +808,11 @@ import Testing
         #expect(gitlab["boundKey"] as? String == "key-of-gitlab")
         #expect((gitlab["flags"] as? [Any])?.count == 3)
         #expect((gitlab["identity"] as? [String: Any])?["verifiedAt"] as? String == "2027-01-01")
+        // Named, the nested one by its path: `token move` refuses to drop them.
+        #expect(
+            try await store.unknownMembers(of: CredentialKey(providerID: "gitlab"))
+                == ["boundKey", "flags", "identity.verifiedAt"])
+        #expect(try await store.unknownMembers(of: CredentialKey(providerID: "qiita")).isEmpty)
         #expect(qiita["accessToken"] as? String == "renewed")
         #expect(qiita["boundKey"] == nil)
         // What this version reads is unchanged by what it keeps.

@@ -633,6 +633,32 @@ import Testing
             object["openid"] = openID
         }
         #expect(!fewer.contains { $0.contains("tenants") }, "\(fewer)")
+        // Reordered, or narrowed (a value gone, an exclusion added): no more
+        // tokens taken, nothing said.
+        for change in [
+            { (tenants: inout [String: Any]) in tenants["values"] = ["organizations", "common"] },
+            { (tenants: inout [String: Any]) in tenants["values"] = ["organizations"] },
+            { (tenants: inout [String: Any]) in
+                tenants["excluding"] = ["organizations": ["9188040d-6c67-4c5b-b112-36a304b66dad"], "common": ["x"]]
+            },
+        ] {
+            let narrowed = try override("microsoft") { object in
+                var openID = try #require(object["openid"] as? [String: Any])
+                var tenants = try #require(openID["multiTenantIssuer"] as? [String: Any])
+                change(&tenants)
+                openID["multiTenantIssuer"] = tenants
+                object["openid"] = openID
+            }
+            #expect(narrowed.isEmpty, "\(narrowed)")
+        }
+        let aliased = try override("microsoft") { object in
+            var openID = try #require(object["openid"] as? [String: Any])
+            var tenants = try #require(openID["multiTenantIssuer"] as? [String: Any])
+            tenants["aliases"] = ["consumers": "00000000-0000-0000-0000-000000000001"]
+            openID["multiTenantIssuer"] = tenants
+            object["openid"] = openID
+        }
+        #expect(aliased.contains { $0.contains("tenants") }, "\(aliased)")
 
         let recased = try override("microsoft") { object in
             var issuer = try #require(object["issuer"] as? [String: Any])
@@ -640,6 +666,14 @@ import Testing
             object["issuer"] = issuer
         }
         #expect(recased.contains { $0.contains("names another issuer") }, "\(recased)")
+        // The host in another case is the same server: not another issuer.
+        let host = try override("microsoft") { object in
+            var issuer = try #require(object["issuer"] as? [String: Any])
+            issuer["identifier"] = (issuer["identifier"] as? String)?.replacingOccurrences(
+                of: "login.microsoftonline.com", with: "Login.MicrosoftOnline.com")
+            object["issuer"] = issuer
+        }
+        #expect(!host.contains { $0.contains("names another issuer") }, "\(host)")
     }
 
     /// A dangling `config.json` link read as no configuration: its

@@ -58,13 +58,11 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
     /// `nil` when there is none.
     private static func contents(home: URL) throws -> Data? {
         let url = home.appendingPathComponent("config.json")
-        // Only a name that is not there means no file: `fileExists` follows
-        // links, and a dangling one (a dotfiles checkout not made yet) read
-        // as no configuration, so a `"store": "keyring"` in it was dropped
-        // without a word and tokens went to the plaintext file.
-        var entry = stat()
-        guard lstat(url.path, &entry) == 0 || (errno != ENOENT && errno != ENOTDIR) else { return nil }
-        if entry.st_mode & S_IFMT == S_IFLNK, stat(url.path, &entry) != 0, errno == ENOENT {
+        // Only a name that is not there means no file (``FileSystem/isAbsent(_:)``):
+        // a dangling link read as no configuration, so a `"store": "keyring"`
+        // in it was dropped without a word and tokens went to the plaintext file.
+        guard !FileSystem.isAbsent(url.path) else { return nil }
+        if FileSystem.isDanglingLink(url.path) {
             throw AuthKitError.invalidFile([
                 FileIssue(
                     file: url.path, field: "",

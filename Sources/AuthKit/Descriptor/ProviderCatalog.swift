@@ -66,9 +66,7 @@ public struct ProviderCatalog: Sendable {
             if original.pkce.isEnabled, !descriptor.pkce.isEnabled { said.append("turns PKCE off") }
             if let was = original.issuer {
                 if let now = descriptor.issuer {
-                    // Byte for byte, as the issuer is compared with `iss`:
-                    // `…/realms/Main` and `…/realms/main` are two issuers.
-                    if !ExactText.same(
+                    if !Self.sameIssuer(
                         original.filledWithDefaults(was.identifier), descriptor.filledWithDefaults(now.identifier))
                     {
                         said.append("names another issuer (\(DisplayText.sanitized(now.identifier, limit: 120)))")
@@ -86,7 +84,7 @@ public struct ProviderCatalog: Sendable {
             // accounts were asked for, and said nothing. Removing it takes
             // fewer, and is not said.
             if let now = descriptor.openID?.multiTenantIssuer,
-                original.openID?.multiTenantIssuer.map({ !Self.sameBytes($0, now) }) ?? true
+                original.openID?.multiTenantIssuer.map({ now.acceptsMore(than: $0) }) ?? true
             {
                 said.append("changes which tenants' ID tokens are accepted (openid.multiTenantIssuer)")
             }
@@ -111,14 +109,20 @@ public struct ProviderCatalog: Sendable {
             return said
         }
 
-        /// Whether `a` and `b` are written the same (sorted JSON, compared by
-        /// bytes): `==` of their strings takes canonically equivalent
-        /// spellings for one, where the values are compared byte for byte.
-        private static func sameBytes(_ a: MultiTenantIssuer, _ b: MultiTenantIssuer) -> Bool {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            guard let first = try? encoder.encode(a), let second = try? encoder.encode(b) else { return false }
-            return first == second
+        /// Whether two issuers take the same tokens: the path byte for byte,
+        /// as the issuer is compared with `iss` (`…/realms/Main` and
+        /// `…/realms/main` are two issuers); the scheme and host without
+        /// case (RFC 3986 §6.2.2.1: one server, which writes its own
+        /// spelling into its tokens).
+        static func sameIssuer(_ a: String, _ b: String) -> Bool {
+            func split(_ text: String) -> (origin: Substring, rest: Substring) {
+                guard let start = text.firstRange(of: "://")?.upperBound else { return ("", text[...]) }
+                let end = text[start...].firstIndex { "/?#".contains($0) } ?? text.endIndex
+                return (text[..<end], text[end...])
+            }
+            let (first, second) = (split(a), split(b))
+            return ExactText.sameIgnoringASCIICase(String(first.origin), String(second.origin))
+                && ExactText.same(String(first.rest), String(second.rest))
         }
 
         /// Git origins this descriptor gives git the token at that the one it

@@ -326,6 +326,28 @@ package struct MultiTenantIssuer: Codable, Sendable, Hashable {
     package func issuerValue(for value: String) -> String {
         aliases?[value] ?? value
     }
+
+    /// Whether this takes ID tokens that `other` would refuse: an "any
+    /// tenant" value or an alias it did not have (or an alias naming
+    /// another tenant), an exclusion gone, another claim or placeholder.
+    /// Values compared byte for byte; order does not count, and taking
+    /// fewer (a value removed, an exclusion added) is not more.
+    package func acceptsMore(than other: MultiTenantIssuer) -> Bool {
+        func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+        if bytes(claim) != bytes(other.claim) || bytes(placeholder) != bytes(other.placeholder) { return true }
+        let before = Set(other.values.map(bytes))
+        if values.contains(where: { !before.contains(bytes($0)) }) { return true }
+        let aliasesBefore = Dictionary((other.aliases ?? [:]).map { (bytes($0.key), bytes($0.value)) }) { $1 }
+        if (aliases ?? [:]).contains(where: { aliasesBefore[bytes($0.key)] != bytes($0.value) }) { return true }
+        let excludedNow = Dictionary((excluding ?? [:]).map { (bytes($0.key), Set($0.value.map(bytes))) }) {
+            $0.union($1)
+        }
+        for (value, tenants) in other.excluding ?? [:] where values.contains(where: { bytes($0) == bytes(value) }) {
+            let now = excludedNow[bytes(value)] ?? []
+            if tenants.contains(where: { !now.contains(bytes($0)) }) { return true }
+        }
+        return false
+    }
 }
 
 /// How the provider spells scopes.

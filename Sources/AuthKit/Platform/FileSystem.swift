@@ -61,6 +61,23 @@
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Whether nothing stands at `path`: its name is not there. Not
+    /// `FileManager.fileExists`, which follows links and says false for a
+    /// dangling one, so a settings file behind a link not made yet (a
+    /// dotfiles checkout) read as no settings, silently; and false for a
+    /// directory that cannot be searched, which is an error to say.
+    package static func isAbsent(_ path: String) -> Bool {
+        var entry = stat()
+        return lstat(path, &entry) != 0 && (errno == ENOENT || errno == ENOTDIR)
+    }
+
+    /// Whether `path` is a symbolic link whose target is not there.
+    package static func isDanglingLink(_ path: String) -> Bool {
+        var entry = stat()
+        guard lstat(path, &entry) == 0, entry.st_mode & S_IFMT == S_IFLNK else { return false }
+        return stat(path, &entry) != 0 && errno == ENOENT
+    }
+
     /// Whether `path` names a directory (following a symbolic link).
     package static func isDirectory(_ path: String) -> Bool {
         var info = stat()

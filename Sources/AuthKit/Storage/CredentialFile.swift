@@ -34,8 +34,10 @@ struct CredentialFile: Codable, Sendable {
 
     /// One stored credential and the members of its object this version does not know.
     struct Entry: Codable, Sendable {
-        var credential: Credential
-        var otherMembers: [String: JSONValue]
+        // Not `var`: an entry changed in place would still be written as it
+        // was read (``asRead``). A changed credential is a new entry.
+        let credential: Credential
+        let otherMembers: [String: JSONValue]
         /// The entry's object as it was read, written back as it was while the
         /// credential is not replaced: a later AuthKit's member may be nested
         /// (inside `identity`, `dpopKey`), where re-encoding the
@@ -57,6 +59,42 @@ struct CredentialFile: Codable, Sendable {
             }
             otherMembers = members.filter { !Credential.memberNames.contains($0.key) }
             asRead = .object(members)
+        }
+
+        /// The members of the entry as read that this version does not know,
+        /// by their path: its own (``otherMembers``), and those nested in a
+        /// member it knows (`identity.verifiedAt`), which the ``Credential``
+        /// this version makes of it would not carry. A move to another store
+        /// (`token move`) writes that credential, and would drop them.
+        /// A `null` is no member lost (this version writes no `nil`).
+        var unknownMemberPaths: [String] {
+            var paths = Array(otherMembers.keys)
+            guard case .object(let read)? = asRead,
+                let encoded = try? JSONEncoder.credentials.encode(credential),
+                case .object(let written)? = try? JSONValue(parsing: encoded)
+            else { return paths.sorted() }
+            for (name, value) in read where Credential.memberNames.contains(name) {
+                if let mine = written[name] { paths += Self.missing(from: value, in: mine, at: name) }
+            }
+            return paths.sorted()
+        }
+
+        /// The paths of `read`'s members that `written` lacks, below `path`.
+        private static func missing(from read: JSONValue, in written: JSONValue, at path: String) -> [String] {
+            switch (read, written) {
+            case (.object(let read), .object(let written)):
+                return read.flatMap { name, value -> [String] in
+                    if case .null = value { return [] }
+                    guard let mine = written[name] else { return ["\(path).\(name)"] }
+                    return missing(from: value, in: mine, at: "\(path).\(name)")
+                }
+            case (.array(let read), .array(let written)) where read.count == written.count:
+                return zip(read, written).enumerated().flatMap { index, pair in
+                    missing(from: pair.0, in: pair.1, at: "\(path)[\(index)]")
+                }
+            default:
+                return []
+            }
         }
 
         func encode(to encoder: any Encoder) throws {

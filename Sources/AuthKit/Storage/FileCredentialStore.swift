@@ -96,8 +96,8 @@ public struct FileCredentialStore: CredentialStore {
     /// ``Credential`` elsewhere would not carry; empty when there are none
     /// or no entry.
     package func unknownMembers(of key: CredentialKey) async throws -> [String] {
-        try await withLockWaitingAsTask { try readFile() }.entries.first { $0.credential.key == key }?.otherMembers.keys
-            .sorted() ?? []
+        try await withLockWaitingAsTask { try readFile() }.entries.first { $0.credential.key == key }?
+            .unknownMemberPaths ?? []
     }
 
     public func save(_ credential: Credential) async throws {

@@ -136,7 +136,7 @@
             guard let text = try await itemText(for: key),
                 let entry = try? JSONDecoder.credentials.decode(CredentialFile.Entry.self, from: Data(text.utf8))
             else { return [] }
-            return entry.otherMembers.keys.sorted()
+            return entry.unknownMemberPaths
         }
 
         /// The JSON text of `key`'s item, or `nil` when there is none.

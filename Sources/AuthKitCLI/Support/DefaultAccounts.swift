@@ -26,7 +26,15 @@ struct DefaultAccounts {
     /// file that is not such an object is named, not ignored: ignoring it
     /// would send a command to another account than the one chosen.
     func labels() throws -> [String: String] {
-        guard FileManager.default.fileExists(atPath: file.path) else { return [:] }
+        // A dangling link (a dotfiles checkout not made yet) is said by the
+        // read below, not taken for no choice: commands then went to the
+        // account without a label, silently.
+        guard !FileSystem.isAbsent(file.path) else { return [:] }
+        if FileSystem.isDanglingLink(file.path) {
+            throw CLIError(
+                "\(file.path) is a symbolic link to a file that does not exist; restore what it points to, or remove the link (each provider's commands then use its account without a label).",
+                status: .badInput)
+        }
         let data: Data
         do {
             data = try FileSystem.contents(of: file.path, accepting: .regularFile, limit: 1 << 20)

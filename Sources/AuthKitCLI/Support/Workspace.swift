@@ -141,10 +141,12 @@ struct Workspace {
                 ExactText.same(chosen, label)
             else { return }
             try defaultAccounts.choose(nil, for: key.providerID)
-        } catch let error as CLIError {
+        } catch {
+            var reason = ErrorReport.message(forAny: error)
+            if !reason.hasSuffix(".") { reason += "." }
             throw CLIError(
-                "\(key) was deleted here, but the choice of it for commands without --label was not reset: \(error.message) Then choose another account with: authkit token switch --provider \(ShellWord.quoted(key.providerID)) [--label LABEL]",
-                status: error.status)
+                "\(key) was deleted here, but the choice of it for commands without --label was not reset: \(reason) Then choose another account with: authkit token switch --provider \(ShellWord.quoted(key.providerID)) [--label LABEL]",
+                status: ExitStatus(for: error))
         }
         Console.err("\(key.providerID)'s commands without --label use the account without a label again.")
     }

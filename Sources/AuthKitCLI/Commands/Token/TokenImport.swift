@@ -53,6 +53,15 @@ struct TokenImport: WorkspaceCommand {
         }
     }
 
+    /// Whether `stored` renews itself, so an import would lose what no
+    /// second import gives back: a refresh token not past its stated expiry,
+    /// or a client credentials grant (asked for again).
+    static func renewsItself(_ stored: Credential, at now: Date = Date()) -> Bool {
+        guard stored.isRenewable else { return false }
+        if stored.refreshToken != nil, let expiry = stored.refreshTokenExpiresAt, expiry <= now { return false }
+        return true
+    }
+
     func run(in workspace: Workspace) async throws {
         let key = try workspace.key(account)
         let descriptor = try workspace.descriptor(account.provider)
@@ -65,10 +74,11 @@ struct TokenImport: WorkspaceCommand {
         // with its refresh token; the imported one cannot, and replacing it
         // silently (the account `token switch` chose, when --label is left
         // out) lost the grant: the user had to sign in again.
-        if !force, let stored = try await workspace.store.credential(for: key), stored.refreshToken != nil {
-            throw CLIError(
-                "\(key) holds a credential with a refresh token (a sign-in's), which an imported token would replace for good; nothing was imported. Import under another label (--label NAME), or pass --force to replace it.",
-                status: .badInput)
+        let refusal = CLIError(
+            "\(key) holds a credential that renews itself (a sign-in's refresh token, or a client credentials grant), which an imported token would replace for good; nothing was imported. Import under another label (--label NAME), or pass --force to replace it.",
+            status: .badInput)
+        if !force, let stored = try await workspace.store.credential(for: key), Self.renewsItself(stored) {
+            throw refusal
         }
         let token: String
         // Typed or pasted at a terminal, the token is not echoed: echo goes
@@ -100,9 +110,14 @@ struct TokenImport: WorkspaceCommand {
             providerID: descriptor.id, label: key.label, accessToken: token,
             expiresAt: expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, scopes: Authorize.scopes(scope),
             obtainedAt: now)
-        let previous = try await workspace.store.credential(for: key)
-        try await workspace.store.withRefreshLock(for: key, timeout: .seconds(30)) {
+        // Asked again under the lock: a sign-in that ended while the token
+        // was being pasted is replaced only with --force too.
+        let force = self.force
+        let previous = try await workspace.store.withRefreshLock(for: key, timeout: .seconds(30)) {
+            let previous = try await workspace.store.credential(for: key)
+            if !force, let previous, Self.renewsItself(previous) { throw refusal }
             try await workspace.store.save(credential)
+            return previous
         }
         if let previous {
             Console.err(
