@@ -406,7 +406,7 @@
                 path: keyringName,
                 reason: .init(
                     kind,
-                    "could not \(doing) it: the Secret Service did not answer within \((limit + abandonGrace).components.seconds) s, even once the call was cancelled (a keyring daemon or its unlock prompt that hangs). Restart the keyring daemon, or set AUTHKIT_STORE=file."
+                    "gave up waiting to \(doing) it: the Secret Service did not answer within \((limit + abandonGrace).components.seconds) s, even once the call was cancelled (a keyring daemon or its unlock prompt that hangs), and whether it was done is not known. Restart the keyring daemon, or set AUTHKIT_STORE=file."
                 ))
             let result: Result<Value, AuthKitError> = await blocking(
                 giveUpAfter: limit + abandonGrace, givingUp: .failure(gaveUp)
