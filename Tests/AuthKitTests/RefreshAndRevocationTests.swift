@@ -769,6 +769,46 @@ import Testing
         }
     }
 
+    /// A refresh answer whose `expires_in` cannot be read (`-1`, `"soon"`)
+    /// is kept without it; the new token had then no expiry, and with no
+    /// assumed lifetime was never found due again: a dead token was sent
+    /// until an API's 401 `invalid_token`. It is taken to live as long as
+    /// the one it replaces. One that says nothing of its lifetime is still
+    /// unknown (no guess).
+    @Test(arguments: [#""expires_in":-1,"#, #""expires_in":"soon","#, ""])
+    func aRefreshAnswerWithAnUnusableLifetimeTakesTheEarlierOne(lifetime: String) async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"renewed","token_type":"Bearer",\#(lifetime)"refresh_token":"refresh-2"}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
+            var earlier = expired
+            earlier.obtainedAt = fixedNow.addingTimeInterval(-7200)
+            earlier.expiresAt = fixedNow.addingTimeInterval(-3600)
+            let refreshed = try await client.refresh(earlier)
+            #expect(refreshed.accessToken == "renewed" && refreshed.refreshToken == "refresh-2")
+            #expect(refreshed.expiresAt == (lifetime.isEmpty ? nil : fixedNow.addingTimeInterval(3600)))
+            if !lifetime.isEmpty { #expect(RefreshPolicy().isDue(refreshed, at: fixedNow.addingTimeInterval(7200))) }
+        }
+    }
+
+    /// `"scope": ""` in a refresh answer kept no scopes, and a client
+    /// credentials grant's next renewal then asked for none. Kept as an
+    /// absent `scope` is (RFC 6749 §6).
+    @Test func anEmptyScopeInARefreshAnswerKeepsTheEarlierScopes() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"renewed","token_type":"Bearer","scope":"","refresh_token":"refresh-2"}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
+            #expect(try await client.refresh(expired).scopes == ["read"])
+        }
+    }
+
     /// A store whose lock could not be let go after the save (a database
     /// whose commit failed, undoing it): the renewal is as lost as when the
     /// save fails, and the error says so too.

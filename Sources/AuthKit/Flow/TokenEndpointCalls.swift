@@ -407,6 +407,18 @@ final class TokenEndpointCalls: Sendable {
             label: previous.label)
     }
 
+    /// How long `credential`'s token was given to live (its expiry less when
+    /// it was obtained), or `nil` when that is not known. A refresh answer
+    /// whose `expires_in` cannot be read (`-1`, `"abc"`) renews a token
+    /// that does expire: with no expiry, it was never found due again (no
+    /// assumed lifetime), and only an API's 401 `invalid_token` renewed it,
+    /// a dead token sent until then. The earlier token's lifetime is taken.
+    static func lifetime(of credential: Credential?) -> TimeInterval? {
+        guard let credential, let expiresAt = credential.expiresAt else { return nil }
+        let lifetime = expiresAt.timeIntervalSince(credential.obtainedAt)
+        return lifetime > 0 ? lifetime : nil
+    }
+
     /// Says which side fields of a refresh answer were left out, and why the
     /// answer was kept anyway (``TokenResponseParser/Fields/dropped``), and
     /// which members were not kept (``TokenResponseParser/Fields/notKept``).
@@ -419,8 +431,12 @@ final class TokenEndpointCalls: Sendable {
             let kept =
                 fields.refreshToken == nil
                 ? "for the new token it carries" : "for the new token and the rotated refresh token it carries"
+            let lifetime =
+                fields.expiresInUnusable && reason.contains("expires_in")
+                ? " (the new token is taken to live as long as the one it replaces)" : ""
             transport.logger.warning(
-                "\(descriptor.name)'s answer to the \(step.rawValue): \(reason). It was kept without it, \(kept).")
+                "\(descriptor.name)'s answer to the \(step.rawValue): \(reason). It was kept without it\(lifetime), \(kept)."
+            )
         }
     }
 
@@ -871,8 +887,15 @@ final class TokenEndpointCalls: Sendable {
                 ? "Bearer" : fields.tokenType ?? (proofKey == nil ? previous?.tokenType : nil) ?? "Bearer",
             refreshToken: fields.refreshToken ?? previous?.refreshToken,
             expiresAt: fields.expiresIn.map { receivedAt.addingTimeInterval($0) }
-                ?? (fields.raw.isEmpty ? previous?.expiresAt : nil),
-            scopes: fields.scopes ?? previous?.scopes ?? requestedScopes,
+                ?? (fields.expiresInUnusable
+                    ? Self.lifetime(of: previous).map { receivedAt.addingTimeInterval($0) } : nil)
+                    ?? (fields.raw.isEmpty ? previous?.expiresAt : nil),
+            // An empty `scope` in a refresh answer (some servers send `""`
+            // for "as before") keeps the earlier scopes, as an absent one
+            // does (RFC 6749 §5.1, §6): taken as none, a client credentials
+            // grant's next renewal asked for no scope at all.
+            scopes: (step == .refresh && fields.scopes?.isEmpty == true ? nil : fields.scopes) ?? previous?.scopes
+                ?? requestedScopes,
             obtainedAt: receivedAt,
             rawFields: merged(fields, over: previous, step: step),
             // Where the credential was issued, recorded once: a refresh (or

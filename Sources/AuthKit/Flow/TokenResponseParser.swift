@@ -44,6 +44,9 @@ package struct TokenResponseParser: Sendable {
         /// Why a refresh answer's side field was left out instead of refusing
         /// the answer (``parse(_:)``), secrets masked; empty otherwise.
         package var dropped: [String] = []
+        /// A refresh answer's `expires_in` was there but unusable (and is in
+        /// ``dropped``): the token's lifetime is not unknown, only unread.
+        package var expiresInUnusable = false
         package var raw: [String: JSONValue]
         /// The members of the answer left out of ``raw`` (``KeptMembers``),
         /// each named (sanitized, secrets masked) with why; never a value.
@@ -243,14 +246,18 @@ package struct TokenResponseParser: Sendable {
                 "its member '\(mask.apply(DisplayText.sanitized(member.name, limit: 60)))' was not kept: \(member.reason)"
             }
         }
+        let droppedBefore = dropped.count
+        let expiresIn = try side { try seconds(mapping.expiresIn, in: object) }
+        let expiresInUnusable = dropped.count > droppedBefore
         return Fields(
             accessToken: accessToken,
             tokenType: tokenType,
-            expiresIn: try side { try seconds(mapping.expiresIn, in: object) },
+            expiresIn: expiresIn,
             refreshToken: refreshToken?.text,
             refreshTokenExpiresIn: try side { try seconds(mapping.refreshTokenExpiresIn, in: object) },
             scopes: try side { try scopes(in: object, secrets: response.secrets) },
             dropped: dropped,
+            expiresInUnusable: expiresInUnusable,
             raw: bounded.kept,
             notKept: notKept)
     }
