@@ -507,7 +507,9 @@ import Testing
                 ["token", "refresh", "--provider", "local"], environment: env(home))
             #expect(
                 refreshed.status == 0
-                    && refreshed.stderr.contains("It was kept without it, for the new token it carries.")
+                    && refreshed.stderr.contains(
+                        "It was kept without it (the new token is taken to live as long as the one it replaces), for the new token it carries."
+                    )
                     && !refreshed.stderr.contains("rotated"), "\(refreshed.stderr)")
         }
     }

@@ -401,7 +401,7 @@ final class TokenEndpointCalls: Sendable {
         let receivedAt = now()
         let fields = try parse(
             try await transport.send(request, step: step), with: parser, mapping: template.response, previous: previous)
-        warnAboutDropped(fields, step: step)
+        warnAboutDropped(fields, step: step, previous: previous)
         return makeCredential(
             fields, step: step, receivedAt: receivedAt, previous: previous, requestedScopes: previous.scopes,
             label: previous.label)
@@ -422,7 +422,7 @@ final class TokenEndpointCalls: Sendable {
     /// Says which side fields of a refresh answer were left out, and why the
     /// answer was kept anyway (``TokenResponseParser/Fields/dropped``), and
     /// which members were not kept (``TokenResponseParser/Fields/notKept``).
-    private func warnAboutDropped(_ fields: TokenResponseParser.Fields, step: FlowStep) {
+    private func warnAboutDropped(_ fields: TokenResponseParser.Fields, step: FlowStep, previous: Credential?) {
         for member in fields.notKept {
             transport.logger.warning("\(descriptor.name)'s answer to the \(step.rawValue): \(member).")
         }
@@ -432,7 +432,7 @@ final class TokenEndpointCalls: Sendable {
                 fields.refreshToken == nil
                 ? "for the new token it carries" : "for the new token and the rotated refresh token it carries"
             let lifetime =
-                fields.expiresInUnusable && reason.contains("expires_in")
+                fields.expiresInUnusable && reason.contains("expires_in") && Self.lifetime(of: previous) != nil
                 ? " (the new token is taken to live as long as the one it replaces)" : ""
             transport.logger.warning(
                 "\(descriptor.name)'s answer to the \(step.rawValue): \(reason). It was kept without it\(lifetime), \(kept)."
@@ -569,7 +569,7 @@ final class TokenEndpointCalls: Sendable {
             return request
         }
         let fields = try parse(response, with: parser, mapping: token.response, previous: previous)
-        warnAboutDropped(fields, step: step)
+        warnAboutDropped(fields, step: step, previous: previous)
         return makeCredential(
             fields, step: step, receivedAt: receivedAt, previous: previous, requestedScopes: requestedScopes,
             label: label, proofKey: proofKey)
