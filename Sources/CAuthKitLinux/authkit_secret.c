@@ -516,21 +516,32 @@ int authkit_secret_store(const char *name, const char *const *names, const char 
 // search that does not unlock still sees the item, and whether it is locked:
 // only then is it said to be (an unlocked item whose secret is not text, or
 // one stored between the two calls, is not).
-static int found_locked(struct call *call, void *cancellable) {
+// What is left of the call's items, asked without unlocking anything:
+// ITEMS_NONE, ITEMS_LOCKED (at least one is in a locked collection), or
+// ITEMS_UNLOCKED (some are left, none locked). A search that fails says none.
+enum { ITEMS_NONE = 0, ITEMS_LOCKED = 1, ITEMS_UNLOCKED = 2 };
+
+static int items_left(struct call *call, void *cancellable) {
     GError *failure = NULL;
     void *service = api.service_get_sync(0, cancellable, &failure);
     if (service == NULL) {
         if (failure != NULL) api.error_free(failure);
-        return 0;
+        return ITEMS_NONE;
     }
     GList *items = api.service_search_sync(service, &call->schema, call->attributes, SECRET_SEARCH_ALL, cancellable,
                                            &failure);
     if (failure != NULL) api.error_free(failure);
-    int locked = 0;
-    for (GList *item = items; item != NULL && !locked; item = item->next) locked = api.item_get_locked(item->data);
+    int state = items != NULL ? ITEMS_UNLOCKED : ITEMS_NONE;
+    for (GList *item = items; item != NULL && state != ITEMS_LOCKED; item = item->next) {
+        if (api.item_get_locked(item->data)) state = ITEMS_LOCKED;
+    }
     if (items) api.list_free_full(items, api.object_unref);
     api.object_unref(service);
-    return locked;
+    return state;
+}
+
+static int found_locked(struct call *call, void *cancellable) {
+    return items_left(call, cancellable) == ITEMS_LOCKED;
 }
 
 // -2, not -1: a locked keyring is a state of its own, which the caller says
@@ -597,7 +608,17 @@ int authkit_secret_clear(const char *name, const char *const *names, const char 
     // Asked after a clear that deleted something too: a second copy in a
     // locked collection (the default keyring changed since it was stored)
     // stays, and "deleted" would sign the user back in once it is unlocked.
-    int locked = failure == NULL && !watch_fired(&watch) && found_locked(&call, watch.cancellable);
+    // A copy left unlocked is one whose collection the keyring unlocked
+    // while the clear ran (the lookup before it asked for the item, and
+    // gnome-keyring unlocked `login` on its own, after the clear's search):
+    // cleared again, once, rather than said deleted while it stays. (A
+    // search that still lists a copy just deleted costs one more clear.)
+    int left = failure == NULL && !watch_fired(&watch) ? items_left(&call, watch.cancellable) : ITEMS_NONE;
+    if (left == ITEMS_UNLOCKED) {
+        cleared = api.clearv_sync(&call.schema, call.attributes, watch.cancellable, &failure) || cleared;
+        left = failure == NULL && !watch_fired(&watch) ? items_left(&call, watch.cancellable) : ITEMS_NONE;
+    }
+    int locked = left == ITEMS_LOCKED;
     int timed_out = leave(&watch);
     end(&call);
     if (locked && !timed_out && cleared) {

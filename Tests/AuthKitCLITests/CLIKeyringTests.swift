@@ -223,7 +223,9 @@ import Testing
             // deleted: then "Deleted" is true.)
             let remaining = try await service.items(in: "login")
             if deleted.status == 0 {
-                #expect(remaining == 0, "said deleted with a copy left: \(deleted.stderr)")
+                let locked = (try? await service.lockedItems(provider: "github")) ?? "?"
+                #expect(
+                    remaining == 0, "said deleted with a copy left (locked items now: \(locked)): \(deleted.stderr)")
             } else {
                 #expect(
                     remaining == 1 && deleted.status == 74

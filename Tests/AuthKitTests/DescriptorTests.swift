@@ -301,6 +301,23 @@ import Testing
         #expect(found.last?.problem.contains("'consumers' is not one of values") == true, "\(found)")
     }
 
+    /// A placeholder value is "any tenant", an alias or excluded by its
+    /// bytes, as `iss` is compared: `contains` and a dictionary's lookup
+    /// took a spelling with the Kelvin sign (U+212A) for one with a K.
+    @Test func multiTenantValuesAreComparedByteForByte() throws {
+        let tenants = try JSONDecoder().decode(
+            MultiTenantIssuer.self,
+            from: Data(
+                #"{"placeholder":"tenant","claim":"tid","values":["Kommon"],"aliases":{"Konsumer":"9188"},"excluding":{"Kommon":["x"]}}"#
+                    .utf8))
+        let kelvin = "\u{212A}"
+        #expect("\(kelvin)ommon" == "Kommon", "Swift's == is canonical equivalence")
+        #expect(tenants.meansAnyTenant("Kommon") && !tenants.meansAnyTenant("\(kelvin)ommon"))
+        #expect(tenants.alias(of: "Konsumer") == "9188" && tenants.alias(of: "\(kelvin)onsumer") == nil)
+        #expect(tenants.exclusions(for: "Kommon") == ["x"] && tenants.exclusions(for: "\(kelvin)ommon").isEmpty)
+        #expect(tenants.issuerValue(for: "\(kelvin)onsumer") == "\(kelvin)onsumer")
+    }
+
     /// A placeholder's default is checked as a user's value would be: where
     /// it stands in a host, it must make one.
     @Test func aPlaceholderDefaultThatMakesNoHostIsNamed() {

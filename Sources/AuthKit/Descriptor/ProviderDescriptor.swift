@@ -324,7 +324,24 @@ package struct MultiTenantIssuer: Codable, Sendable, Hashable {
     /// The value the issuer is rendered with when the placeholder holds
     /// `value`: an alias's tenant, else `value` itself.
     package func issuerValue(for value: String) -> String {
-        aliases?[value] ?? value
+        alias(of: value) ?? value
+    }
+
+    /// Whether `value` of the placeholder means "any tenant": one of
+    /// ``values``, byte for byte (a dictionary's or `contains`'s `==` takes
+    /// canonically equivalent spellings for one, a Kelvin sign for a K).
+    package func meansAnyTenant(_ value: String) -> Bool {
+        values.contains { ExactText.same($0, value) }
+    }
+
+    /// The tenant id `value` is an alias of (``aliases``), byte for byte.
+    package func alias(of value: String) -> String? {
+        aliases?.first { ExactText.same($0.key, value) }?.value
+    }
+
+    /// The tenants `value` does not accept (``excluding``), byte for byte.
+    package func exclusions(for value: String) -> [String] {
+        excluding?.first { ExactText.same($0.key, value) }?.value ?? []
     }
 
     /// Whether this takes ID tokens that `other` would refuse: an "any

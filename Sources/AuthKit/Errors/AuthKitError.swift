@@ -20,8 +20,10 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A setting's value cannot be used: a host placeholder whose value would
     /// not make a host (`me@gitlab.example.com`), or would end the host early
     /// and send the client's credentials to another one (`evil.example/` in
-    /// `https://{team}.qiita.com`). `problem` says why; it shows the value,
-    /// which names a server and is no secret.
+    /// `https://{team}.qiita.com`), where `problem` shows the value, which
+    /// names a server and is no secret; a private key file that cannot be
+    /// used (its path and why); a client secret too short for
+    /// `client_secret_jwt` or given for another host (never shown).
     case invalidSetting(providerID: String, Setting, problem: String)
     /// The redirect URL did not answer this attempt.
     case redirect(RedirectError)

@@ -168,7 +168,7 @@ final class ResolvedClient: Sendable {
                 issuer.identifier, inURL: true, field: "issuer.identifier")
             self.assertionAudience = token.assertionAudience == .issuer ? identifier : tokenURL
             if let tenants = descriptor.openID?.multiTenantIssuer,
-                tenants.values.contains(placeholderValues[tenants.placeholder] ?? "")
+                tenants.meansAnyTenant(placeholderValues[tenants.placeholder] ?? "")
             {
                 self.redirectIssuer = nil
             } else {

@@ -37,7 +37,7 @@ struct OpenIDProvider: Sendable {
         endSession = try url(settings.endSessionURL, "openid.endSession")
         algorithms = settings.algorithms
         if let tenants = settings.multiTenantIssuer, let value = placeholders.values[tenants.placeholder],
-            tenants.values.contains(value) || tenants.aliases?[value] != nil
+            tenants.meansAnyTenant(value) || tenants.alias(of: value) != nil
         {
             // Rendered with a marker in the tenant's place (letters only, so
             // encoding keeps it as is); the token's tenant replaces it.
@@ -48,7 +48,7 @@ struct OpenIDProvider: Sendable {
             // An alias names one tenant: still checked as the others are,
             // so that its keys' own issuers are held to it too.
             issuer = .perTenant(
-                claim: tenants.claim, excluding: tenants.excluding?[value] ?? [], only: tenants.aliases?[value]
+                claim: tenants.claim, excluding: tenants.exclusions(for: value), only: tenants.alias(of: value)
             ) { tenant in
                 template.replacing(marker, with: tenant)
             }
