@@ -516,9 +516,11 @@ int authkit_secret_store(const char *name, const char *const *names, const char 
 // search that does not unlock still sees the item, and whether it is locked:
 // only then is it said to be (an unlocked item whose secret is not text, or
 // one stored between the two calls, is not).
-// What is left of the call's items, asked without unlocking anything:
-// ITEMS_NONE, ITEMS_LOCKED (at least one is in a locked collection), or
-// ITEMS_UNLOCKED (some are left, none locked). A search that fails says none.
+//
+// items_left: what is left of the call's items, asked without unlocking
+// anything: ITEMS_NONE, ITEMS_LOCKED (at least one is in a locked
+// collection), or ITEMS_UNLOCKED (some are left, none locked). A search
+// that fails says none. found_locked: whether one is locked.
 enum { ITEMS_NONE = 0, ITEMS_LOCKED = 1, ITEMS_UNLOCKED = 2 };
 
 static int items_left(struct call *call, void *cancellable) {
@@ -616,6 +618,11 @@ int authkit_secret_clear(const char *name, const char *const *names, const char 
     int left = failure == NULL && !watch_fired(&watch) ? items_left(&call, watch.cancellable) : ITEMS_NONE;
     if (left == ITEMS_UNLOCKED) {
         cleared = api.clearv_sync(&call.schema, call.attributes, watch.cancellable, &failure) || cleared;
+        // Gone meanwhile (another process deleted it): what was asked.
+        if (is_gone(failure)) {
+            api.error_free(failure);
+            failure = NULL;
+        }
         left = failure == NULL && !watch_fired(&watch) ? items_left(&call, watch.cancellable) : ITEMS_NONE;
     }
     int locked = left == ITEMS_LOCKED;
