@@ -20,8 +20,8 @@ struct TokenImport: WorkspaceCommand {
             line is visible to other users and kept in shell history). It is
             stored as a Bearer token with no refresh token: when it expires, import
             a new one or sign in. A credential already stored for the account is
-            replaced, and the command says so; one holding a refresh token (a
-            sign-in's, which renews itself) only with --force.
+            replaced, and the command says so; one that renews itself (a
+            sign-in's refresh token, a client credentials grant) only with --force.
 
             Examples:
               authkit token import --provider github < ~/github-token.txt
@@ -37,7 +37,7 @@ struct TokenImport: WorkspaceCommand {
     @Option(
         parsing: .unconditional, help: ArgumentHelp("Seconds until the token expires, if known.", valueName: "seconds"))
     var expiresIn: Int?
-    @Flag(help: "Replace a stored credential that holds a refresh token (a sign-in's).")
+    @Flag(help: "Replace a stored credential that renews itself (a sign-in's, with a refresh token).")
     var force = false
 
     func validate() throws {
