@@ -148,11 +148,44 @@ import Testing
     }
 
     @Test func reservedParametersCannotBeOverridden() async throws {
-        for name in ["state", "code_challenge", "redirect_uri", "client_id"] {
+        // `request` (RFC 9101): a server that takes a request object uses
+        // only its values, state and redirect_uri among them.
+        for name in ["state", "code_challenge", "redirect_uri", "client_id", "request"] {
             await #expect(throws: AuthKitError.self) {
                 try await client("github").startAuthorization(additionalParameters: [name: "x"])
             }
         }
+    }
+
+    /// An attempt is finished only by the client that started it: the
+    /// provider id alone let another client of the same descriptor (another
+    /// tenant's `{host}`, another client id) take the redirect and send the
+    /// code with the PKCE verifier to its own token endpoint (the outcome
+    /// of a mix-up, RFC 9700 §4.4). Refused before anything is sent.
+    @Test func anAttemptIsFinishedOnlyByTheClientThatStartedIt() async throws {
+        func gitlab(host: String, clientID: String = "the-client") throws -> OAuth2Client {
+            try client(
+                "gitlab-self-managed",
+                settings: ClientSettings(clientID: clientID, clientSecret: "s3cr3t-value", placeholders: ["host": host])
+            )
+        }
+        let started = try gitlab(host: "a.example")
+        let (url, pending) = try await started.startAuthorization()
+        let state = try #require(try parameters(url)["state"])
+        let redirect = try #require(URL(string: pending.redirectURI + "?code=the-code&state=\(state)"))
+        #expect(try started.authorizationCode(from: redirect, pending: pending) == "the-code")
+        for other in [try gitlab(host: "b.example"), try gitlab(host: "a.example", clientID: "another-client")] {
+            #expect(throws: AuthKitError.misuse(.attemptOfAnotherClient(providerID: "gitlab-self-managed"))) {
+                try other.authorizationCode(from: redirect, pending: pending)
+            }
+            await #expect(throws: AuthKitError.misuse(.attemptOfAnotherClient(providerID: "gitlab-self-managed"))) {
+                try await other.exchange(code: "the-code", pending: pending)
+            }
+        }
+        // One kept by an earlier version, without them, is still finished.
+        var earlier = pending
+        (earlier.clientID, earlier.tokenEndpoint) = (nil, nil)
+        #expect(try started.authorizationCode(from: redirect, pending: earlier) == "the-code")
     }
 
     /// Scopes are joined with the descriptor's separator, so one element

@@ -130,6 +130,10 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case credentialOfAnotherProtocol(credential: CredentialKey, protocol: ProtocolKind)
         /// The pending attempt was started by another provider's client.
         case attemptOfAnotherProvider(attempt: String, providerID: String)
+        /// The pending attempt was started by another client of the same
+        /// provider: another client id, or another token endpoint (a
+        /// placeholder such as `{host}` given another value).
+        case attemptOfAnotherClient(providerID: String)
         /// A parameter AuthKit sets itself (`state`, `client_id`, `oauth_token`…) was passed as an extra.
         case reservedParameter(String)
         /// An authorization parameter AuthKit reads (`max_age`) has a value it cannot use.
@@ -363,6 +367,9 @@ extension AuthKitError.Misuse: CustomStringConvertible {
                 "The credential \(credential) was not issued by \(kind.rawValue); use the authenticator that issued it."
         case .attemptOfAnotherProvider(let attempt, let providerID):
             return "This attempt was started with '\(attempt)', not '\(providerID)'."
+        case .attemptOfAnotherClient(let providerID):
+            return
+                "This attempt was started by another client of '\(providerID)' (another client id, or another server through a placeholder); finish it with the client that started it."
         case .reservedParameter(let name):
             return
                 "The authorization parameter '\(DisplayText.sanitized(name, limit: 100))' is set by AuthKit and cannot be overridden."

@@ -62,6 +62,10 @@ public struct OAuth2Client: Authenticator {
     static let reservedParameters: Set<String> = [
         "response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method",
         "client_secret", "nonce", "request_uri", "dpop_jkt",
+        // A signed request object (RFC 9101 §6.3): a server that takes it
+        // uses only its values, `state`, `redirect_uri` and the PKCE
+        // challenge among them, so it would replace all of the above.
+        "request",
     ]
 
     /// Builds the authorization URL (RFC 6749 §4.1.1) and the attempt to keep until the redirect.
@@ -193,7 +197,20 @@ public struct OAuth2Client: Authenticator {
             scopes: scopes, createdAt: now(), nonce: nonce, maxAge: maxAge)
         var attempt = pending
         attempt.proofKey = proofKey
+        (attempt.clientID, attempt.tokenEndpoint) = (client.clientID, client.tokenURL)
         return (url, attempt)
+    }
+
+    /// Refuses an attempt another client started: another provider's, or
+    /// another client id or token endpoint of this one's (compared byte for
+    /// byte), before the redirect is read or the code sent anywhere.
+    private func checkAttempt(_ pending: PendingAuthorization) throws {
+        try checkAttempt(startedBy: pending.providerID)
+        let sameClient = pending.clientID.map { ExactText.same($0, client.clientID) } ?? true
+        let sameEndpoint = pending.tokenEndpoint.map { ExactText.same($0, client.tokenURL) } ?? true
+        guard sameClient, sameEndpoint else {
+            throw AuthKitError.misuse(.attemptOfAnotherClient(providerID: descriptor.id))
+        }
     }
 
     /// Each scope must be one scope token (RFC 6749 §3.3), as AuthKit joins
@@ -230,7 +247,7 @@ public struct OAuth2Client: Authenticator {
     private func redirectAnswer(_ redirect: URL, pending: PendingAuthorization) throws -> (
         code: String, parameters: [String: String]
     ) {
-        try checkAttempt(startedBy: pending.providerID)
+        try checkAttempt(pending)
         // The provider's error_description may repeat the client secret (a
         // debug page echoing its configuration): masked, as the token
         // endpoint's errors are.
@@ -274,7 +291,7 @@ public struct OAuth2Client: Authenticator {
     private func exchange(code: String, pending: PendingAuthorization, label: String?, grantedScopes: [String]?)
         async throws -> Credential
     {
-        try checkAttempt(startedBy: pending.providerID)
+        try checkAttempt(pending)
         try checkClientSecret(requiredBy: client.token.requiresClientSecret)
         return try await calls.exchange(code: code, pending: pending, label: label, grantedScopes: grantedScopes)
     }

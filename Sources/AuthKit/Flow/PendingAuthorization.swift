@@ -37,6 +37,14 @@ public struct PendingAuthorization: Codable, Sendable, Hashable {
     /// (DPoP, RFC 9449), made with the attempt so that `dpop_jkt` can bind
     /// the code to it (§10). A secret, as the PKCE verifier is.
     package var proofKey: ProofKey?
+    /// The client id and token endpoint (placeholders filled) of the client
+    /// that started the attempt: the provider id alone let another client
+    /// of the same descriptor (another tenant's `{host}`, another client
+    /// id) exchange the code, sending it and the PKCE verifier to its own
+    /// token endpoint (the outcome of a mix-up, RFC 9700 §4.4). `nil` in an
+    /// attempt stored by an earlier version, which is not held to them.
+    package var clientID: String?
+    package var tokenEndpoint: String?
 
     public init(
         providerID: String, state: String, codeVerifier: String?, redirectURI: String,
