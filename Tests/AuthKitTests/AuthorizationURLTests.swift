@@ -188,6 +188,34 @@ import Testing
         #expect(try started.authorizationCode(from: redirect, pending: earlier) == "the-code")
     }
 
+    /// An "any tenant" endpoint (Microsoft's `common`) answers for many
+    /// issuers, and a redirect's `iss` was then not compared at all:
+    /// `iss=https://evil.example` passed. A present one is compared as one
+    /// of them (RFC 9207 §2.4), one tenant in the placeholder's place; an
+    /// absent one is still taken (Microsoft does not say it sends one).
+    @Test func anAnyTenantRedirectsIssuerIsOneOfItsIssuers() async throws {
+        let microsoft = try client(
+            "microsoft", settings: ClientSettings(clientID: "the-client", placeholders: ["tenant": "common"]))
+        let (url, pending) = try await microsoft.startAuthorization()
+        let state = try #require(try parameters(url)["state"])
+        func code(iss: String?) throws -> String {
+            let query =
+                "code=the-code&state=\(state)"
+                + (iss.map { "&iss=" + FormURLEncoding.encode([("", $0)]).dropFirst() } ?? "")
+            return try microsoft.authorizationCode(
+                from: try #require(URL(string: pending.redirectURI + "?" + query)), pending: pending)
+        }
+        #expect(try code(iss: nil) == "the-code")
+        #expect(
+            try code(iss: "https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0") == "the-code")
+        for hostile in [
+            "https://evil.example", "https://login.microsoftonline.com//v2.0",
+            "https://login.microsoftonline.com/a/b/v2.0", "https://login.microsoftonline.com/x/v2.0/",
+        ] {
+            #expect(throws: AuthKitError.self, "\(hostile)") { try code(iss: hostile) }
+        }
+    }
+
     /// Scopes are joined with the descriptor's separator, so one element
     /// holding a space is one unknown scope to a comma-separated provider,
     /// and a line break reaches the provider as %0A, refused only after the

@@ -198,6 +198,9 @@ public struct OAuth2Client: Authenticator {
         var attempt = pending
         attempt.proofKey = proofKey
         (attempt.clientID, attempt.tokenEndpoint) = (client.clientID, client.tokenURL)
+        (attempt.issuerPrefix, attempt.issuerSuffix) = (
+            client.redirectIssuerPattern?.prefix, client.redirectIssuerPattern?.suffix
+        )
         return (url, attempt)
     }
 

@@ -45,6 +45,10 @@ public struct PendingAuthorization: Codable, Sendable, Hashable {
     /// attempt stored by an earlier version, which is not held to them.
     package var clientID: String?
     package var tokenEndpoint: String?
+    /// For an "any tenant" endpoint (no ``expectedIssuer``), what a present
+    /// `iss` must begin and end with, one tenant between them.
+    package var issuerPrefix: String?
+    package var issuerSuffix: String?
 
     public init(
         providerID: String, state: String, codeVerifier: String?, redirectURI: String,

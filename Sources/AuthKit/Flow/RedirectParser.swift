@@ -55,6 +55,19 @@ package struct RedirectParser: Sendable {
             } else if pending.issuerRequired {
                 throw AuthKitError.redirect(.missingIssuer(expected: expectedIssuer))
             }
+        } else if let prefix = pending.issuerPrefix, let suffix = pending.issuerSuffix, let issuer = values["iss"] {
+            // An "any tenant" endpoint answers for many issuers: a present
+            // `iss` is still compared (§2.4), as one of them, byte for byte,
+            // with one path segment as the tenant.
+            let bytes = Array(issuer.utf8)
+            let (head, tail) = (Array(prefix.utf8), Array(suffix.utf8))
+            let fits =
+                bytes.count > head.count + tail.count && bytes.starts(with: head)
+                && bytes.suffix(tail.count).elementsEqual(tail)
+                && !bytes[head.count..<(bytes.count - tail.count)].contains(UInt8(ascii: "/"))
+            guard fits else {
+                throw AuthKitError.redirect(.issuerMismatch(expected: prefix + "{tenant}" + suffix, received: issuer))
+            }
         }
 
         if let error = values["error"] {

@@ -51,6 +51,11 @@ final class ResolvedClient: Sendable {
     /// filled in; `nil` with none, or for an "any tenant" endpoint, which
     /// answers for many issuers (``MultiTenantIssuer``).
     let redirectIssuer: String?
+    /// For an "any tenant" endpoint, what its issuers have around the
+    /// tenant (`https://login.microsoftonline.com/` and `/v2.0`): a
+    /// redirect's `iss` that is present must be one of them (RFC 9207 §2.4
+    /// compares a present `iss` whatever the provider advertises).
+    let redirectIssuerPattern: (prefix: String, suffix: String)?
     /// The descriptor's "who am I" endpoint, placeholders filled in.
     let whoAmIURL: URL?
     /// The client's private key file, for `private_key_jwt` (RFC 7523 §2.2):
@@ -171,11 +176,26 @@ final class ResolvedClient: Sendable {
                 tenants.meansAnyTenant(placeholderValues[tenants.placeholder] ?? "")
             {
                 self.redirectIssuer = nil
+                // Rendered with a marker of letters in the tenant's place
+                // (encoding keeps it as it is), then split around it.
+                let marker = "authkittenant" + String(SecureRandom.token().filter(\.isLetter).prefix(12))
+                var marked = issuerPlaceholders
+                marked.values[tenants.placeholder] = marker
+                let template = try marked.render(issuer.identifier, inURL: true, field: "issuer.identifier")
+                if let range = template.firstRange(of: marker) {
+                    self.redirectIssuerPattern = (
+                        String(template[..<range.lowerBound]), String(template[range.upperBound...])
+                    )
+                } else {
+                    self.redirectIssuerPattern = nil
+                }
             } else {
                 self.redirectIssuer = identifier
+                self.redirectIssuerPattern = nil
             }
         } else {
             self.redirectIssuer = nil
+            self.redirectIssuerPattern = nil
             self.assertionAudience = tokenURL // `issuer` needs one: refused when the file is read
         }
         self.openID = try descriptor.openID.flatMap { settings in
