@@ -176,19 +176,9 @@ final class ResolvedClient: Sendable {
                 tenants.meansAnyTenant(placeholderValues[tenants.placeholder] ?? "")
             {
                 self.redirectIssuer = nil
-                // Rendered with a marker of letters in the tenant's place
-                // (encoding keeps it as it is), then split around it.
-                let marker = "authkittenant" + String(SecureRandom.token().filter(\.isLetter).prefix(12))
-                var marked = issuerPlaceholders
-                marked.values[tenants.placeholder] = marker
-                let template = try marked.render(issuer.identifier, inURL: true, field: "issuer.identifier")
-                if let range = template.firstRange(of: marker) {
-                    self.redirectIssuerPattern = (
-                        String(template[..<range.lowerBound]), String(template[range.upperBound...])
-                    )
-                } else {
-                    self.redirectIssuerPattern = nil
-                }
+                self.redirectIssuerPattern = try OpenIDProvider.tenantIssuer(
+                    issuer.identifier, placeholders: issuerPlaceholders, tenantPlaceholder: tenants.placeholder,
+                    source: descriptor.source)
             } else {
                 self.redirectIssuer = identifier
                 self.redirectIssuerPattern = nil

@@ -39,21 +39,43 @@ struct OpenIDProvider: Sendable {
         if let tenants = settings.multiTenantIssuer, let value = placeholders.values[tenants.placeholder],
             tenants.meansAnyTenant(value) || tenants.alias(of: value) != nil
         {
-            // Rendered with a marker in the tenant's place (letters only, so
-            // encoding keeps it as is); the token's tenant replaces it.
-            let marker = "authkittenant" + String(SecureRandom.token().filter(\.isLetter).prefix(12))
-            var marked = placeholders
-            marked.values[tenants.placeholder] = marker
-            let template = try marked.render(identifier, inURL: true, field: "issuer.identifier")
+            // The token's tenant between what surrounds it.
+            let (prefix, suffix) = try Self.tenantIssuer(
+                identifier, placeholders: placeholders, tenantPlaceholder: tenants.placeholder,
+                source: descriptor.source)
             // An alias names one tenant: still checked as the others are,
             // so that its keys' own issuers are held to it too.
             issuer = .perTenant(
                 claim: tenants.claim, excluding: tenants.exclusions(for: value), only: tenants.alias(of: value)
             ) { tenant in
-                template.replacing(marker, with: tenant)
+                prefix + tenant + suffix
             }
         } else {
             issuer = .exact(try placeholders.render(identifier, inURL: true, field: "issuer.identifier"))
         }
+    }
+
+    /// What an "any tenant" issuer has around its tenant
+    /// (`https://login.microsoftonline.com/` and `/v2.0`): `identifier`
+    /// rendered with a marker of letters in the tenant's place (encoding
+    /// keeps it as it is), split around it. One rendering for both checks:
+    /// an ID token's `iss` (its tenant between them) and a redirect's `iss`
+    /// (RFC 9207 §2.4: one tenant between them).
+    static func tenantIssuer(
+        _ identifier: String, placeholders: TemplateVariables, tenantPlaceholder: String, source: String
+    ) throws -> (prefix: String, suffix: String) {
+        let marker = "authkittenant" + String(SecureRandom.token().filter(\.isLetter).prefix(12))
+        var marked = placeholders
+        marked.values[tenantPlaceholder] = marker
+        let template = try marked.render(identifier, inURL: true, field: "issuer.identifier")
+        guard let range = template.firstRange(of: marker) else {
+            // The validator refuses such a file; said again rather than guessed.
+            throw AuthKitError.invalidFile([
+                FileIssue(
+                    file: source, field: "openid.multiTenantIssuer.placeholder",
+                    problem: "'{\(tenantPlaceholder)}' does not appear in issuer.identifier.")
+            ])
+        }
+        return (String(template[..<range.lowerBound]), String(template[range.upperBound...]))
     }
 }
