@@ -43,6 +43,18 @@ struct AuthKitCommand: AsyncParsableCommand {
         ])
 }
 
+/// Waits, before the process exits, for a refresh ahead of time that the
+/// command stopped waiting for and went on with the token that still works
+/// (``CredentialSource/current(at:)``): exiting lost the provider's answer,
+/// a rotated refresh token among it (RFC 9700 §4.14.2), and the next
+/// refresh asked the user to sign in again. Each ends by its own deadline.
+private func finishRefreshesUnderWay() async {
+    await CredentialSource.finishRefreshesUnderWay { keys in
+        let names = keys.map { "\($0)" }.joined(separator: ", ")
+        Console.err("Waiting for the refresh of \(names) to end, so that what the provider answers is saved.")
+    }
+}
+
 /// Runs the command and turns every error into one line on standard error and
 /// a distinct exit code (see ``ExitStatus``).
 @main
@@ -83,11 +95,17 @@ enum AuthKitMain {
                 }
                 throw misspeltInsteadOfMissing(error, arguments: arguments) ?? error
             }
-            if var asyncCommand = command as? AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
+            do {
+                if var asyncCommand = command as? AsyncParsableCommand {
+                    try await asyncCommand.run()
+                } else {
+                    try command.run()
+                }
+            } catch {
+                await finishRefreshesUnderWay()
+                throw error
             }
+            await finishRefreshesUnderWay()
             // The runtime calls exit() when main returns: not while libcurl loads.
             settleDefaultHTTPClient()
             if let reason = Console.outputFailureReason {

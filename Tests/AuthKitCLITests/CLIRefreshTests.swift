@@ -45,6 +45,43 @@ import Testing
         }
     }
 
+    /// A refresh ahead of time that the provider answers after the command
+    /// stopped waiting (10 s): the command prints the token that still
+    /// works, then waits for the answer before it exits, and saves it. It
+    /// exited with the request in flight: the provider had rotated the
+    /// refresh token, and the stored one was spent (the next refresh asked
+    /// the user to sign in again).
+    @Test func aRefreshAheadOfTimeAnsweredLateIsSavedBeforeTheCommandExits() async throws {
+        try await withServer { server in
+            let grant = RotatingGrant(on: server, delay: 12)
+            let home = try CLIProcess.home("authkit-cli-late-refresh")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let descriptor = RotatingGrant.descriptor(id: "rotating", server: server)
+            try Data((String(descriptor.dropLast()) + #", "refreshPolicy": {"aheadSeconds": 7200}}"#).utf8).write(
+                to: home.appendingPathComponent("providers/rotating.json"))
+            let format = ISO8601DateFormatter()
+            let expiry = format.string(from: Date().addingTimeInterval(3600))
+            let obtained = format.string(from: Date().addingTimeInterval(-3600))
+            try Data(
+                #"{"version":1,"credentials":[{"providerID":"rotating","kind":"oauth2","accessToken":"at-0","tokenType":"Bearer","refreshToken":"rt-0","expiresAt":"\#(expiry)","scopes":[],"obtainedAt":"\#(obtained)","rawFields":{}}]}"#
+                    .utf8
+            ).write(to: home.appendingPathComponent("credentials.json"))
+            let environment = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_ROTATING_CLIENT_ID": "app",
+                "AUTHKIT_ROTATING_CLIENT_SECRET": "secret",
+            ]
+            let printed = try await CLIProcess.run(
+                ["token", "print", "--provider", "rotating"], environment: environment)
+            #expect(printed.status == 0, "\(printed.stderr)")
+            #expect(printed.stdout == "at-0\n")
+            #expect(printed.stderr.contains("Waiting for the refresh of rotating to end"), "\(printed.stderr)")
+            #expect(grant.refreshCount == 1)
+            let stored = try String(contentsOf: home.appendingPathComponent("credentials.json"), encoding: .utf8)
+            #expect(
+                stored.contains(#""refreshToken":"rt-1""#) || stored.contains(#""refreshToken" : "rt-1""#), "\(stored)")
+        }
+    }
+
     /// `token refresh --due`: the due credential is refreshed, the fresh one
     /// left alone, the one whose client is not configured reported; exit 1.
     @Test func refreshDueGoesThroughEveryCredential() async throws {

@@ -55,16 +55,22 @@ import Testing
         }
     }
 
-    /// A fetch started by a caller with a shorter deadline (an optional
-    /// refresh's) runs on its own: the set answers after 300 ms, past the
-    /// first caller's 100 ms, and both callers get it. It inherited the
-    /// first caller's deadline and failed for every caller waiting on it.
+    /// A fetch started by a caller in a shorter deadline's scope runs on its
+    /// own: the set answers after 300 ms, past the end of the first caller's
+    /// scope at 100 ms, and both callers get it. Inheriting the scope, it
+    /// failed for every caller waiting on it.
     @Test func aSharedFetchRunsOnItsOwnDeadline() async throws {
         try await withServer { server in
             server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k1")).delayed(by: .milliseconds(300)) }
             let url = try #require(URL(string: server.baseURL + "/jwks"))
             let cache = KeySetCache(minimumRefetchInterval: 0)
-            async let hurried = RequestPolicy.$shorterDeadline.withValue(.milliseconds(100)) {
+            let scope = DeadlineScope(deadline: ContinuousClock.now.advanced(by: .milliseconds(100)))
+            let expiry = Task {
+                try await Task.sleep(for: .milliseconds(100))
+                scope.expire()
+            }
+            defer { expiry.cancel() }
+            async let hurried = DeadlineScope.$current.withValue(scope) {
                 try await cache.keys(at: url, refetch: false, transport: Self.transport)
             }
             try await Task.sleep(for: .milliseconds(30))

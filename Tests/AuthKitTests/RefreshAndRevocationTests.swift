@@ -661,7 +661,7 @@ import Testing
                 .json(
                     #"{"access_token":"renewed","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#)
             }
-            // Once the failed one's pause is over (anOptionalRefreshIsShortAndPausedAfterAFailure).
+            // Once the failed one's pause is over (anOptionalRefreshIsWaitedForBrieflyAndPausedAfterAFailure).
             await #expect {
                 _ = try await source.current(at: fixedNow.addingTimeInterval(CredentialSource.optionalRefreshPause))
             } throws: { error in
@@ -673,11 +673,11 @@ import Testing
     }
 
     /// A refresh that need not happen yet (ahead of time, the token still
-    /// working) gets a short deadline, and one that failed is not tried again
-    /// at every use: with a token endpoint that hangs, every call took the
-    /// full 30 s, then used the old token. A refresh the token must have is
-    /// tried whatever failed before, with the full deadline.
-    @Test func anOptionalRefreshIsShortAndPausedAfterAFailure() async throws {
+    /// working) is waited for 10 s at most, and one that failed is not tried
+    /// again at every use: with a token endpoint that hangs, every call took
+    /// the full 30 s, then used the old token. A refresh the token must have
+    /// is tried whatever failed before, and waited for.
+    @Test func anOptionalRefreshIsWaitedForBrieflyAndPausedAfterAFailure() async throws {
         var descriptor = testDescriptor(
             id: "rotating", protocol: .oauth2, authorization: .init(url: "https://ahead.example/authorize"),
             token: .init(url: "https://ahead.example/token", clientAuthentication: .post))
@@ -688,45 +688,49 @@ import Testing
                 descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
                 httpClient: transport, now: { fixedNow })
             let working = Credential(
-                providerID: "rotating", label: "me", accessToken: "old-access",
+                providerID: "rotating", label: "me-\(UUID().uuidString)", accessToken: "old-access",
                 refreshToken: "refresh-\(UUID().uuidString)", expiresAt: fixedNow.addingTimeInterval(600),
                 obtainedAt: fixedNow.addingTimeInterval(-3600))
             let store = InMemoryCredentialStore([working])
             return (CredentialSource(authenticator: client, store: store, key: working.key), working)
         }
 
-        // A token endpoint that never answers: the call ends at the short
-        // deadline (10 s) with the token that works, not at the full 30 s.
+        // A token endpoint that never answers: the call ends after the wait
+        // (10 s) with the token that works, not at the full 30 s; a call
+        // meanwhile uses it at once, and sends no second request.
         let hanging = HangingTransport()
         let (patient, _) = try source(hanging)
         let started = ContinuousClock.now
         #expect(try await patient.current(at: fixedNow).accessToken == "old-access")
         let took = ContinuousClock.now - started
         #expect(took < .seconds(25), "the refresh ahead of time took \(took); a token request's deadline is 30 s")
+        let again = ContinuousClock.now
+        #expect(try await patient.current(at: fixedNow).accessToken == "old-access")
+        #expect(ContinuousClock.now - again < .seconds(5), "waited again for the refresh under way")
         #expect(hanging.count == 1)
 
-        // A failing one, seeing the deadline each request is given.
+        // A failing one.
         let failing = RefusingTransport()
         let (source, working) = try source(failing)
         #expect(try await source.current(at: fixedNow).accessToken == "old-access")
         #expect(try await source.current(at: fixedNow.addingTimeInterval(100)).accessToken == "old-access")
-        #expect(failing.deadlines == [.seconds(10)], "tried again within the pause")
+        #expect(failing.count == 1, "tried again within the pause")
         let pauseOver = fixedNow.addingTimeInterval(CredentialSource.optionalRefreshPause + 1)
         #expect(try await source.current(at: pauseOver).accessToken == "old-access")
-        #expect(failing.deadlines == [.seconds(10), .seconds(10)])
-        // Must be refreshed: tried within the pause, with the full deadline, and its failure thrown.
+        #expect(failing.count == 2)
+        // Must be refreshed: tried within the pause, and its failure thrown.
         await #expect(throws: AuthKitError.self) {
             _ = try await source.current(at: pauseOver.addingTimeInterval(250))
         }
-        #expect(failing.deadlines == [.seconds(10), .seconds(10), nil])
+        #expect(failing.count == 3)
         #expect(try await source.store.credential(for: working.key) == working)
     }
 
     /// A token with no known expiry, due at its assumed lifetime
     /// (Salesforce's), may already be dead: its refresh is not paused after
-    /// a failure, nor given the short deadline. Paused, one blip of the
-    /// token endpoint left it answering 401 for five minutes.
-    @Test func aRefreshAtAnAssumedLifetimeIsNeitherShortNorPaused() async throws {
+    /// a failure. Paused, one blip of the token endpoint left it answering
+    /// 401 for five minutes.
+    @Test func aRefreshAtAnAssumedLifetimeIsNotPaused() async throws {
         var descriptor = testDescriptor(
             id: "assumed", protocol: .oauth2, authorization: .init(url: "https://assumed.example/authorize"),
             token: .init(url: "https://assumed.example/token", clientAuthentication: .post))
@@ -742,7 +746,7 @@ import Testing
             authenticator: client, store: InMemoryCredentialStore([aging]), key: aging.key)
         #expect(try await source.current(at: fixedNow).accessToken == "old-access")
         #expect(try await source.current(at: fixedNow.addingTimeInterval(30)).accessToken == "old-access")
-        #expect(failing.deadlines == [nil, nil], "\(failing.deadlines)")
+        #expect(failing.count == 2)
     }
 
     /// A refresh answer without `token_type` (or with one that is not a
@@ -938,19 +942,88 @@ import Testing
         try await holder.value
     }
 
-    /// An optional refresh whose wait for the lock a `send`'s deadline cut
-    /// short: the request's timeout, and no pause of optional refreshes (the
-    /// provider did nothing wrong), so the next call refreshes.
-    @Test func anOptionalRefreshsLockWaitCutByASendIsNoFailureOfTheProvider() async throws {
+    /// An optional refresh waiting for the lock another task holds: the
+    /// request goes with the token that still works once the caller's wait
+    /// is over, and the refresh, when it has the lock, is made and saved.
+    /// Bounded by the request's deadline instead, the wait for the lock
+    /// made the request fail as timed out, though its token worked.
+    @Test func anOptionalRefreshWaitingForTheLockLetsTheRequestGo() async throws {
         let transport = SlowTokenTransport(tokenDelay: .zero)
-        let (source, store, working) = try dueAheadOfTime(label: "waiting", transport: transport)
-        let holder = try await holdingTheLock(of: working.key, in: store, for: .seconds(12))
-        // Enough time left to begin an optional refresh (10 s), less than the lock's 30 s.
-        await expectItsTimeout(source, "https://ahead.example/api", within: .milliseconds(10_500))
-        #expect(transport.requested.isEmpty)
+        var (source, store, working) = try dueAheadOfTime(label: "waiting", transport: transport)
+        source.optionalRefreshLimit = .milliseconds(200)
+        let holder = try await holdingTheLock(of: working.key, in: store, for: .seconds(1))
+        let api = try #require(URL(string: "https://ahead.example/api"))
+        let (response, _) = try await source.send(HTTPRequest(method: .get, url: api), deadline: .seconds(5))
+        #expect(response.status == .ok)
+        #expect(transport.requested == ["/api"])
         try await holder.value
-        #expect(try await source.current().accessToken == "renewed", "the refresh was paused")
+        try await untilStored(in: store, working.key) { $0?.accessToken == "renewed" }
+        #expect(transport.requested == ["/api", "/token"])
+    }
+
+    /// An optional refresh the provider answers after the caller stopped
+    /// waiting is seen through and saved: the caller went on with the token
+    /// that still works, and the rotated refresh token the answer carries
+    /// is kept (RFC 9700 §4.14.2). Cut at the caller's wait, the answer was
+    /// lost and the stored refresh token spent: the next refresh asked the
+    /// user to sign in again. A call meanwhile sends no second refresh.
+    @Test func anOptionalRefreshAnsweredAfterTheWaitIsSaved() async throws {
+        let transport = SlowTokenTransport(tokenDelay: .milliseconds(800))
+        var (source, store, working) = try dueAheadOfTime(label: "late", transport: transport)
+        source.optionalRefreshLimit = .milliseconds(100)
+        let started = ContinuousClock.now
+        #expect(try await source.current().accessToken == "old-access")
+        #expect(try await source.current().accessToken == "old-access")
+        #expect(ContinuousClock.now - started < .milliseconds(700), "waited for the provider's answer")
+        try await untilStored(in: store, working.key) { $0?.refreshToken == "refresh-2" }
+        #expect(try await store.credential(for: working.key)?.accessToken == "renewed")
         #expect(transport.requested == ["/token"])
+    }
+
+    /// An optional refresh that fails after its caller went on is paused as
+    /// one that failed in time: the next call uses the token, sending nothing.
+    @Test func anOptionalRefreshFailingAfterTheWaitIsPaused() async throws {
+        let transport = SlowTokenTransport(tokenDelay: .milliseconds(500), answer: .unavailable)
+        var (source, _, _) = try dueAheadOfTime(label: "late-failure", transport: transport)
+        source.optionalRefreshLimit = .milliseconds(100)
+        #expect(try await source.current().accessToken == "old-access")
+        try await until { transport.answered == 1 }
+        // The pause is recorded once the answer is read, just after it was sent.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try await source.current().accessToken == "old-access")
+        #expect(transport.requested == ["/token"], "tried again within the pause")
+    }
+
+    /// A token with no known expiry (due at an assumed lifetime) may be dead
+    /// already: its refresh is waited for, however long the wait for an
+    /// optional one.
+    @Test func aRefreshAtAnAssumedLifetimeIsWaitedFor() async throws {
+        var descriptor = testDescriptor(
+            id: "assumed", protocol: .oauth2, authorization: .init(url: "https://assumed.example/authorize"),
+            token: .init(url: "https://assumed.example/token", clientAuthentication: .post))
+        descriptor.refreshPolicy = RefreshPolicy(assumedLifetime: 900)
+        let transport = SlowTokenTransport(tokenDelay: .milliseconds(400))
+        let client = try OAuth2Client(
+            descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"),
+            httpClient: transport)
+        let aging = Credential(
+            providerID: "assumed", accessToken: "old-access", refreshToken: "refresh-\(UUID().uuidString)",
+            obtainedAt: Date().addingTimeInterval(-850))
+        var source = CredentialSource(
+            authenticator: client, store: InMemoryCredentialStore([aging]), key: aging.key)
+        source.optionalRefreshLimit = .milliseconds(100)
+        #expect(try await source.current().accessToken == "renewed")
+    }
+
+    /// Waits until what `store` holds for `key` satisfies `condition`, at most 30 s.
+    func untilStored(
+        in store: InMemoryCredentialStore, _ key: CredentialKey, _ condition: (Credential?) -> Bool
+    ) async throws {
+        let end = ContinuousClock.now.advanced(by: .seconds(30))
+        while !condition(try await store.credential(for: key)), ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(condition(try await store.credential(for: key)), "not stored within 30 s")
     }
 
     /// After an optional refresh failed, the credential used is the one
@@ -1451,24 +1524,42 @@ final class HangingTransport: HTTPClient, @unchecked Sendable {
 /// a new token after `tokenDelay` (never, when nil), and every other path
 /// `{"ok":true}` at once, noting the paths asked for.
 final class SlowTokenTransport: HTTPClient, @unchecked Sendable {
+    /// What the token endpoint answers.
+    enum TokenAnswer { case renewed, unavailable }
+
     private let tokenDelay: Duration?
+    private let tokenAnswer: TokenAnswer
     private let lock = NSLock()
     private var paths: [String] = []
+    private var tokenAnswers = 0
 
-    init(tokenDelay: Duration?) { self.tokenDelay = tokenDelay }
+    init(tokenDelay: Duration?, answer: TokenAnswer = .renewed) {
+        self.tokenDelay = tokenDelay
+        self.tokenAnswer = answer
+    }
 
     var requested: [String] { lock.withLock { paths } }
+    /// Token requests answered.
+    var answered: Int { lock.withLock { tokenAnswers } }
 
     func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
         let path = request.url?.path ?? ""
         lock.withLock { paths.append(path) }
         var answer = #"{"ok":true}"#
+        var status = HTTPResponse.Status.ok
         if path.hasSuffix("/token") {
             try await Task.sleep(for: tokenDelay ?? .seconds(3600))
-            answer = #"{"access_token":"renewed","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#
+            defer { lock.withLock { tokenAnswers += 1 } }
+            switch tokenAnswer {
+            case .renewed:
+                answer =
+                    #"{"access_token":"renewed","token_type":"Bearer","expires_in":3600,"refresh_token":"refresh-2"}"#
+            case .unavailable:
+                (status, answer) = (.serviceUnavailable, "")
+            }
         }
         return (
-            HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]),
+            HTTPResponse(status: status, headerFields: [.contentType: "application/json"]),
             HTTPResponseBody(Data(answer.utf8))
         )
     }
@@ -1490,18 +1581,15 @@ final class InvalidGrantTransport: HTTPClient, @unchecked Sendable {
     }
 }
 
-/// An ``HTTPClient`` that answers every request 503, recording the shorter
-/// deadline (``RequestPolicy/shorterDeadline``) each was sent under, `nil`
-/// for none.
+/// An ``HTTPClient`` that answers every request 503, counting them.
 final class RefusingTransport: HTTPClient, @unchecked Sendable {
     private let lock = NSLock()
-    private var seen: [Duration?] = []
+    private var sent = 0
 
-    var deadlines: [Duration?] { lock.withLock { seen } }
+    var count: Int { lock.withLock { sent } }
 
     func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
-        let deadline = RequestPolicy.shorterDeadline
-        lock.withLock { seen.append(deadline) }
+        lock.withLock { sent += 1 }
         return (HTTPResponse(status: .serviceUnavailable), HTTPResponseBody(Data()))
     }
 }

@@ -33,6 +33,9 @@ public struct CredentialSource: Sendable {
     public var policy: RefreshPolicy
     /// The longest wait for another task's or process's refresh of the same credential.
     public var lockTimeout: Duration = .seconds(30)
+    /// How long ``current(at:)`` waits for an optional refresh
+    /// (``optionalRefreshWait``; shorter in tests).
+    package var optionalRefreshLimit: Duration = Self.optionalRefreshWait
     private let transport: FlowTransport
     /// Origins ``checkAPIOrigin(of:)`` found allowed whatever the credential
     /// (`api.origins` without a placeholder): a source sends most requests to
@@ -64,14 +67,18 @@ public struct CredentialSource: Sendable {
     /// A refresh that is due but need not happen yet (refreshed ahead of
     /// time, ``RefreshPolicy/ahead``, or at an assumed lifetime) is an
     /// optional one: when it fails, the stored token is used. Where the
-    /// token has a known expiry, so still works, its token requests get
-    /// ``optionalRefreshDeadline``, not the usual 30 s, and a failure is
-    /// remembered by the process, which tries no optional refresh of the
-    /// same grant again for ``optionalRefreshPause`` seconds (from `now`):
-    /// with a token endpoint that hangs, every call took the full 30 s, then
-    /// used the old token. A token with none (due at an assumed lifetime,
-    /// as Salesforce's) may already be dead: its refresh is tried at every
-    /// call, with the full deadline, as one the token must have.
+    /// token has a known expiry, so still works, the caller waits for it at
+    /// most ``optionalRefreshWait``, then uses the stored token while the
+    /// refresh goes on, and is saved, in a task of its own: cut short
+    /// instead, a provider that answered later had already rotated the
+    /// refresh token (RFC 9700 §4.14.2), and the stored one was spent. A
+    /// call meanwhile starts no second one. A failure is remembered by the
+    /// process, which tries no optional refresh of the same grant again for
+    /// ``optionalRefreshPause`` seconds (from `now`): with a token endpoint
+    /// that hangs, every call waited, then used the old token. A token with
+    /// no known expiry (due at an assumed lifetime, as Salesforce's) may
+    /// already be dead: its refresh is tried at every call and waited for,
+    /// as one the token must have.
     /// - Throws: ``AuthKitError/signInRequired(_:reason:)`` when nothing is
     ///   stored or the credential cannot be renewed; the refresh's own errors.
     public func current(at now: Date = Date()) async throws -> Credential {
@@ -79,7 +86,7 @@ public struct CredentialSource: Sendable {
     }
 
     /// ``current(at:)``, for ``send(_:policy:)``, within its deadline
-    /// (``refresh(ifStill:renewed:optionalAt:within:latest:)`` says how).
+    /// (``refresh(ifStill:renewed:within:latest:)`` says how).
     private func current(at now: Date, within deadline: SendDeadline?) async throws -> Credential {
         let stored = try await stored()
         guard policy.isDue(stored, at: now) else { return stored }
@@ -89,68 +96,167 @@ public struct CredentialSource: Sendable {
         // held back by a pause it answered 401 for minutes after one blip.
         let stillWorks = optional && stored.expiresAt != nil
         let grant = pauseKey(for: stored)
-        if stillWorks, Self.optionalRefreshIsPaused(grant, at: now) { return stored }
-        // Not begun with less of a `send`'s time left than it may take, nor
-        // waited for: the token still works (a short send waited for another
-        // task's refresh holding the lock, then failed as timed out).
-        if stillWorks, let deadline, deadline.remaining < Self.optionalRefreshDeadline { return stored }
+        if stillWorks, Self.optionalRefreshIsPaused(grant, at: now) || Self.optionalRefreshIsUnderWay(grant) {
+            return stored
+        }
+        // Not begun with less of a `send`'s time left than the caller would
+        // wait for it: the token still works (a short send waited for
+        // another task's refresh holding the lock, then failed as timed out).
+        if stillWorks, let deadline, deadline.remaining < optionalRefreshLimit { return stored }
         let renewed = LockedValue(false)
         let latest = LockedValue<Credential?>(nil)
+        let policy = self.policy
         do {
-            return try await refresh(
-                ifStill: { policy.isDue($0, at: now) }, renewed: renewed, optionalAt: stillWorks ? now : nil,
-                within: deadline, latest: latest)
-        } catch {
-            // Refreshing ahead of time failed, but the token still works: use
-            // it (as read under the lock: another process may have replaced
-            // it). Unless the provider did renew it and the renewal was not
-            // saved: a rotated refresh token is then spent, and only this
-            // error says why the next refresh will ask to sign in again. Nor
-            // when it was removed meanwhile (a sign-out under the lock): the
-            // removed token was used, as the signed-out user.
-            if optional, !AuthKitError.isCancellation(error), !renewed.current {
-                // The caller's own time ran out (a `send`'s, waiting for the
-                // lock): its request fails so; nothing the provider did, and
-                // no pause. Only that timeout: a refusal that came after the
-                // deadline is still said as what it is.
-                if let deadline, deadline.isItsTimeout(error) { throw error }
-                if case AuthKitError.signInRequired(_, .noCredential) = error { throw error }
-                // What was read under the lock, unless that one must be
-                // refreshed (another writer stored an older credential).
-                let usable = latest.current ?? stored
-                if policy.mustRefresh(usable, at: now) { throw error }
-                guard stillWorks else {
-                    // With no known expiry the token may be dead already: a
-                    // refusal that says to sign in again (the grant revoked)
-                    // is thrown, or every call refreshed twice (here and at
-                    // the API's 401) and never said so.
-                    if case AuthKitError.signInRequired = error { throw error }
+            guard stillWorks else {
+                return try await refresh(
+                    ifStill: { policy.isDue($0, at: now) }, renewed: renewed, within: deadline, latest: latest)
+            }
+            return try await optionalRefresh(of: grant, renewed: renewed, latest: latest) {
+                // What was read under the lock is what the caller would use.
+                (latest.current ?? stored, policy.mustRefresh(latest.current ?? stored, at: now))
+            } refresh: { [self] in
+                try await refresh(ifStill: { policy.isDue($0, at: now) }, renewed: renewed, latest: latest)
+            } failed: { [self] error in
+                // Ended after its caller went on: said, and paused, as below;
+                // or said as it is (a renewal the store could not save).
+                do {
+                    _ = try fallback(
+                        after: error, stored: stored, latest: latest.current, renewed: renewed.current,
+                        stillWorks: true, grant: grant, at: now, within: nil)
+                } catch {
                     transport.logger.warning(
-                        "Refreshing \(key) at its assumed lifetime failed (\(error)); its token is used.")
-                    return usable
+                        "Refreshing \(key) ahead of time, gone on after its caller used its token, failed: \(error)")
                 }
-                Self.failedOptionalRefreshes.withLock { failed in
-                    failed = failed.filter { Self.isRecent($0.value, at: now) }
-                    failed[grant] = now
-                }
-                transport.logger.warning(
-                    """
-                    Refreshing \(key) ahead of time failed (\(error)); its token still works and is used. No new \
-                    attempt for \(Int(Self.optionalRefreshPause / 60)) minutes, unless it must be refreshed.
-                    """)
-                return usable
+            }
+        } catch {
+            if optional, !AuthKitError.isCancellation(error), !renewed.current {
+                return try fallback(
+                    after: error, stored: stored, latest: latest.current, renewed: false, stillWorks: stillWorks,
+                    grant: grant, at: now, within: deadline)
             }
             throw error
         }
     }
 
-    /// How long the token requests of an optional refresh (``current(at:)``)
-    /// may take: a third of a token request's 30 s. The token still works,
-    /// so a slow or hanging endpoint costs each call this, not 30 s. (A
-    /// provider that answers after it has rotated the refresh token loses
-    /// that answer, as past the full deadline; real ones answer in well
-    /// under a second.)
-    package static let optionalRefreshDeadline: Duration = .seconds(10)
+    /// After an optional refresh failed: the token that still works, as read
+    /// under the lock (another process may have replaced it), or the error.
+    /// The error, when the provider did renew it and the renewal was not
+    /// saved (a rotated refresh token is then spent, and only this error
+    /// says why the next refresh will ask to sign in again), or when it was
+    /// removed meanwhile (a sign-out under the lock: the removed token was
+    /// used, as the signed-out user).
+    private func fallback(
+        after error: any Error, stored: Credential, latest: Credential?, renewed: Bool, stillWorks: Bool,
+        grant: String, at now: Date, within deadline: SendDeadline?
+    ) throws -> Credential {
+        guard !AuthKitError.isCancellation(error), !renewed else { throw error }
+        // The caller's own time ran out (a `send`'s, waiting for the lock):
+        // its request fails so; nothing the provider did, and no pause. Only
+        // that timeout: a refusal that came after the deadline is still said
+        // as what it is.
+        if let deadline, deadline.isItsTimeout(error) { throw error }
+        if case AuthKitError.signInRequired(_, .noCredential) = error { throw error }
+        // What was read under the lock, unless that one must be refreshed
+        // (another writer stored an older credential).
+        let usable = latest ?? stored
+        if policy.mustRefresh(usable, at: now) { throw error }
+        guard stillWorks else {
+            // With no known expiry the token may be dead already: a refusal
+            // that says to sign in again (the grant revoked) is thrown, or
+            // every call refreshed twice (here and at the API's 401) and
+            // never said so.
+            if case AuthKitError.signInRequired = error { throw error }
+            transport.logger.warning("Refreshing \(key) at its assumed lifetime failed (\(error)); its token is used.")
+            return usable
+        }
+        Self.failedOptionalRefreshes.withLock { failed in
+            failed = failed.filter { Self.isRecent($0.value, at: now) }
+            failed[grant] = now
+        }
+        transport.logger.warning(
+            """
+            Refreshing \(key) ahead of time failed (\(error)); its token still works and is used. No new \
+            attempt for \(Int(Self.optionalRefreshPause / 60)) minutes, unless it must be refreshed.
+            """)
+        return usable
+    }
+
+    /// How long a caller waits for an optional refresh (``current(at:)``)
+    /// before it uses the token that still works, the refresh going on.
+    /// A third of a token request's 30 s: a slow or hanging token endpoint
+    /// costs a call this, not 30 s.
+    package static let optionalRefreshWait: Duration = .seconds(10)
+
+    /// Runs `refresh` in a task of its own and waits for it at most
+    /// ``optionalRefreshLimit`` (``optionalRefreshWait``), or until the
+    /// caller is cancelled; then, unless `usable` says the credential read
+    /// meanwhile must be refreshed itself, returns the credential `usable`
+    /// gives while the refresh goes on: under the store's lock, to its own
+    /// deadlines and its save (what it ends with is `failed`'s to say). Its
+    /// grant is under way until it ends (``optionalRefreshIsUnderWay(_:)``,
+    /// ``finishRefreshesUnderWay(saying:)``).
+    private func optionalRefresh(
+        of grant: String, renewed: LockedValue<Bool>, latest: LockedValue<Credential?>,
+        usable: @escaping @Sendable () -> (Credential, mustRefresh: Bool),
+        refresh: @escaping @Sendable () async throws -> Credential,
+        failed: @escaping @Sendable (any Error) -> Void
+    ) async throws -> Credential {
+        // A caller cancelled already starts nothing (the task would not know).
+        if Task.isCancelled { throw AuthKitError.cancelled }
+        // Its own deadlines, not an enclosing operation's. (Its other
+        // task-local values are the caller's, as for the refresh's own task
+        // under the lock: `current()` is not called holding one.)
+        let task = Task { try await DeadlineScope.$current.withValue(nil) { try await refresh() } }
+        let wait = OptionalRefreshWait()
+        Self.refreshesUnderWay.withLock { $0[grant] = (key, task) }
+        Task {
+            let result = await task.result
+            Self.refreshesUnderWay.withLock { underWay in
+                if underWay[grant]?.1 == task { underWay[grant] = nil }
+            }
+            if !wait.end(with: result), case .failure(let error) = result { failed(error) }
+        }
+        let registration = DeadlineWatchdog.shared.register(ContinuousClock.now.advanced(by: optionalRefreshLimit)) {
+            // Not left while what it would use must be refreshed (another writer stored an expired one).
+            if !usable().mustRefresh { wait.stopWaiting() }
+        }
+        let outcome = await withTaskCancellationHandler {
+            await wait.result()
+        } onCancel: {
+            wait.stopWaiting()
+        }
+        _ = DeadlineWatchdog.shared.finish(registration)
+        if let outcome { return try outcome.get() }
+        if Task.isCancelled { throw AuthKitError.cancelled }
+        let (credential, _) = usable()
+        transport.logger.warning(
+            """
+            Refreshing \(key) ahead of time has taken \(optionalRefreshLimit.spoken) so far; its token still works \
+            and is used. The refresh goes on, and is saved when the provider answers.
+            """)
+        return credential
+    }
+
+    /// Optional refreshes under way (``optionalRefresh(of:renewed:latest:usable:refresh:failed:)``),
+    /// by grant (``pauseKey(for:)``): process memory, as the pause.
+    private static let refreshesUnderWay = LockedValue<[String: (CredentialKey, Task<Credential, any Error>)]>([:])
+
+    private static func optionalRefreshIsUnderWay(_ grant: String) -> Bool {
+        refreshesUnderWay.withLock { $0[grant] != nil }
+    }
+
+    /// Waits for the optional refreshes still under way, after their callers
+    /// went on (``current(at:)``), first calling `saying` with the keys of
+    /// their credentials when there are any: a process that exits with one
+    /// under way loses the provider's answer, a rotated refresh token
+    /// among it (RFC 9700 §4.14.2). For a command line about to exit. Each
+    /// ends by its own deadline.
+    package static func finishRefreshesUnderWay(saying: ([CredentialKey]) -> Void) async {
+        let underWay = refreshesUnderWay.withLock { Array($0.values) }
+        guard !underWay.isEmpty else { return }
+        saying(underWay.map(\.0))
+        for (_, task) in underWay { _ = await task.result }
+    }
 
     /// How long, in seconds, an optional refresh that failed is not tried
     /// again (``current(at:)``).
@@ -206,21 +312,17 @@ public struct CredentialSource: Sendable {
     /// Under the lock: re-read, refresh when `needed` still holds for what is
     /// stored, save, return. What another process stored meanwhile is adopted.
     /// - Parameters:
-    ///   - optionalAt: for ``current(at:)``, the time it asks at: a refresh
-    ///     the stored credential need not have then gets the shorter
-    ///     ``optionalRefreshDeadline``.
     ///   - deadline: within ``send(_:policy:)``, its deadline. It bounds the
-    ///     wait for the lock (a `send` given 5 s waited up to 30 s for it),
-    ///     and an optional refresh is not begun with less of it left than
-    ///     its own ``optionalRefreshDeadline``: the token still works. A
-    ///     refresh the token must have is seen through on its own deadline
+    ///     wait for the lock (a `send` given 5 s waited up to 30 s for it).
+    ///     A refresh the token must have is seen through on its own deadline
     ///     whatever is left: cut short, the provider's answer (a rotated
     ///     refresh token) would be lost; the request then fails as timed
-    ///     out, not sent past its deadline.
+    ///     out, not sent past its deadline. (An optional refresh is not
+    ///     given one: its caller stops waiting instead, ``current(at:)``.)
     ///   - latest: set to the credential read under the lock.
     private func refresh(
         ifStill needed: @escaping @Sendable (Credential) -> Bool, renewed: LockedValue<Bool> = LockedValue(false),
-        optionalAt now: Date? = nil, within deadline: SendDeadline? = nil,
+        within deadline: SendDeadline? = nil,
         latest seen: LockedValue<Credential?> = LockedValue(nil)
     ) async throws -> Credential {
         let authenticator = self.authenticator
@@ -237,8 +339,6 @@ public struct CredentialSource: Sendable {
                 }
                 seen.withLock { $0 = latest }
                 guard needed(latest) else { return latest }
-                let optional = now.map { !policy.mustRefresh(latest, at: $0) } ?? false
-                if optional, let deadline, deadline.remaining < Self.optionalRefreshDeadline { return latest }
                 let grant = pauseKey(for: latest)
                 // Seen through once begun, even when the caller is cancelled
                 // meanwhile (a view that went away, a request handler's
@@ -248,9 +348,7 @@ public struct CredentialSource: Sendable {
                 // caller's cancellation; it keeps its task-local values (the
                 // store's lock). Waiting for the lock stays cancellable.
                 return try await Task {
-                    let refreshed = try await RequestPolicy.$shorterDeadline.withValue(
-                        optional ? Self.optionalRefreshDeadline : nil
-                    ) { try await authenticator.refresh(latest) }
+                    let refreshed = try await authenticator.refresh(latest)
                     renewed.withLock { $0 = true }
                     try await store.save(refreshed)
                     // Renewed (a 401's refresh too): an earlier failure no longer holds optional ones back.
@@ -401,8 +499,9 @@ public struct CredentialSource: Sendable {
     /// whole request, body included, must end within `deadline`. A refresh
     /// it needs first counts: the wait for the refresh lock gets what is
     /// left (cut short, it is this request's timeout); an optional refresh
-    /// is not begun with less left than its own 10 s (the token still
-    /// works); one the token must have is seen through on its own deadline
+    /// is not begun with less left than the 10 s the request would wait for
+    /// it (the token still works, and is sent after them while the refresh
+    /// goes on); one the token must have is seen through on its own deadline
     /// and saved (cut short, a rotated refresh token would be lost), and a
     /// request whose time it used up is then not sent.
     ///
@@ -612,5 +711,52 @@ private struct SendDeadline: Sendable {
         let left = remaining
         guard left > .zero else { throw timedOut }
         return left
+    }
+}
+
+/// A caller's wait for an optional refresh (``CredentialSource/current(at:)``):
+/// the refresh's result, or `nil` once the caller stopped waiting (its
+/// time up, or cancelled), after which the result is nobody's.
+private final class OptionalRefreshWait: @unchecked Sendable {
+    private let lock = ThreadLock()
+    private var outcome: Result<Credential, any Error>?
+    private var waiting: CheckedContinuation<Result<Credential, any Error>?, Never>?
+    private var gone = false
+
+    /// Hands the refresh's result to the caller: `false` when it had gone.
+    func end(with result: Result<Credential, any Error>) -> Bool {
+        let (taken, waiter) = lock.withLock {
+            () -> (Bool, CheckedContinuation<Result<Credential, any Error>?, Never>?) in
+            guard !gone else { return (false, nil) }
+            outcome = result
+            defer { waiting = nil }
+            return (true, waiting)
+        }
+        waiter?.resume(returning: result)
+        return taken
+    }
+
+    /// The caller goes on without the result, unless it is there already.
+    func stopWaiting() {
+        let waiter = lock.withLock { () -> CheckedContinuation<Result<Credential, any Error>?, Never>? in
+            guard outcome == nil, !gone else { return nil }
+            gone = true
+            defer { waiting = nil }
+            return waiting
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    /// The result, or `nil` when the caller stopped waiting first.
+    func result() async -> Result<Credential, any Error>? {
+        await withCheckedContinuation { continuation in
+            let ready = lock.withLock { () -> Result<Credential, any Error>?? in
+                if let outcome { return .some(outcome) }
+                if gone { return .some(nil) }
+                waiting = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
     }
 }

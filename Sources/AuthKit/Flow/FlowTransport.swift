@@ -30,16 +30,14 @@ package struct FlowTransport: Sendable {
     }
 
     /// Sends a token-endpoint style request and reads the whole answer under
-    /// `policy` (by default: no redirects, 1 MiB, 30 s), or by the task's
-    /// ``RequestPolicy/shorterDeadline`` when it is shorter.
+    /// `policy` (by default: no redirects, 1 MiB, 30 s).
     /// A cancelled task ends with ``AuthKitError/cancelled``, as every AuthKit call does.
     package func send(_ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy = .tokenEndpoint) async throws
         -> IncomingResponse
     {
-        let deadline = RequestPolicy.shorterDeadline.map { min($0, policy.deadline) } ?? policy.deadline
         do {
             // `open` and `collect` wait on nothing but the transport's transfer.
-            return try await withDeadline(deadline, display: request.displayURL, stoppedBy: deadlineStop) {
+            return try await withDeadline(policy.deadline, display: request.displayURL, stoppedBy: deadlineStop) {
                 let opened = try await open(request, step: step, policy: policy)
                 return IncomingResponse(
                     status: opened.status, headers: opened.headers,

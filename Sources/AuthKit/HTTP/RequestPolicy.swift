@@ -47,12 +47,6 @@ package struct RequestPolicy: Sendable, Hashable {
     /// A token answer is a few hundred bytes; 1 MiB and 30 s are generous.
     package static let tokenEndpoint = RequestPolicy(
         redirects: .refuse, maximumBodySize: 1 << 20, deadline: .seconds(30))
-
-    /// A deadline shorter than the policy's own for every request the task
-    /// sends through ``FlowTransport/send(_:step:policy:)``, which takes the
-    /// shorter of the two: what ``CredentialSource`` gives a refresh that
-    /// need not happen yet (``CredentialSource/optionalRefreshDeadline``).
-    @TaskLocal package static var shorterDeadline: Duration?
 }
 
 /// How ``withDeadline(_:allowed:display:stoppedBy:_:)`` stops an operation
@@ -196,7 +190,7 @@ package final class DeadlineScope: @unchecked Sendable {
         if late { stop() }
     }
 
-    func expire() {
+    package func expire() {
         let due = lock.withLock { () -> [@Sendable () -> Void] in
             expired = true
             defer { stops = [] }

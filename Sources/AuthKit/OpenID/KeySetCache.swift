@@ -119,9 +119,9 @@ package actor KeySetCache {
             }
         }
         // Shared by every caller that comes meanwhile: it runs on the fetch's
-        // own deadline, not on the first caller's (an optional refresh's
-        // 10 s, ``RequestPolicy/shorterDeadline``, or a scope it was in),
-        // which a plain task would have inherited, failing the fetch for all;
+        // own deadline, not on the first caller's (a scope it was in, a
+        // `send`'s), which a plain task would have inherited, failing the
+        // fetch for all;
         // nor in a refresh's task (``DedicatedTask``): its deadline would
         // cancel the refresh, not stop the fetch.
         let fetch = Fetch()
@@ -129,11 +129,9 @@ package actor KeySetCache {
             let keys: Result<JSONWebKeySet, any Error>
             do {
                 keys = .success(
-                    try await RequestPolicy.$shorterDeadline.withValue(nil) {
-                        try await DeadlineScope.$current.withValue(nil) {
-                            try await DedicatedTask.$current.withValue(DedicatedTask?.none) {
-                                try await Self.fetch(url, transport: transport)
-                            }
+                    try await DeadlineScope.$current.withValue(nil) {
+                        try await DedicatedTask.$current.withValue(DedicatedTask?.none) {
+                            try await Self.fetch(url, transport: transport)
                         }
                     })
             } catch {
