@@ -157,6 +157,52 @@ import Testing
         }
     }
 
+    /// AuthKit reads the code from the redirect's query (RFC 6749 §4.1.2):
+    /// a `response_mode` that puts it elsewhere (`fragment`, `form_post`) is
+    /// refused at the start, naming the parameter, in a caller's parameters
+    /// and in a descriptor's (its parameters, its URL). Sent, the user
+    /// signed in at the provider and the sign-in then failed at a redirect
+    /// with no code in it. `query` is what the redirect does anyway.
+    @Test func aResponseModeThatMovesTheCodeIsRefused() async throws {
+        for mode in ["fragment", "form_post"] {
+            await #expect {
+                try await client("github").startAuthorization(additionalParameters: ["response_mode": mode])
+            } throws: { error in
+                guard case AuthKitError.misuse(.invalidParameter("response_mode", let problem)) = error else {
+                    return false
+                }
+                return problem.contains("'\(mode)'") && problem.contains("query")
+            }
+        }
+        let (url, _) = try await client("github").startAuthorization(additionalParameters: ["response_mode": "query"])
+        #expect(try parameters(url)["response_mode"] == "query")
+
+        for (field, authorization) in [
+            (
+                "authorization.parameters.response_mode",
+                #"{"url": "https://example.com/authorize", "parameters": {"response_mode": "form_post"}}"#
+            ),
+            ("authorization.url", #"{"url": "https://example.com/authorize?response_mode=fragment"}"#),
+        ] {
+            let json = """
+                {"id": "modes", "protocol": "oauth2", "authorization": \(authorization),
+                 "token": {"url": "https://example.com/token"}}
+                """
+            #expect {
+                _ = try DescriptorLoader().decode(Data(json.utf8), file: "/tmp/modes.json")
+            } throws: { error in
+                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                return issues.contains { $0.field == field && $0.problem.contains("set it to 'query'") }
+            }
+        }
+        let plain = """
+            {"id": "modes", "protocol": "oauth2",
+             "authorization": {"url": "https://example.com/authorize", "parameters": {"response_mode": "query"}},
+             "token": {"url": "https://example.com/token"}}
+            """
+        _ = try DescriptorLoader().decode(Data(plain.utf8), file: "/tmp/modes.json")
+    }
+
     /// An attempt is finished only by the client that started it: the
     /// provider id alone let another client of the same descriptor (another
     /// tenant's `{host}`, another client id) take the redirect and send the

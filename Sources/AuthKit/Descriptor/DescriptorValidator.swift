@@ -213,6 +213,19 @@ package struct DescriptorValidator: Sendable {
                     "its query sets '\(DisplayText.sanitized(name, limit: 40))', which AuthKit sends itself (RFC 6749 §3.1: no parameter twice); remove it from the URL\(hint)."
                 )
             }
+            // The code is read from the redirect's query (RFC 6749 §4.1.2);
+            // another response mode (OAuth 2.0 Multiple Response Types §2.1:
+            // `fragment`, `form_post`) returns it where AuthKit never looks,
+            // and the sign-in failed only at the redirect.
+            var modes = Self.queryPairs(in: authorization.url).filter { $0.name == "response_mode" }.map {
+                ("authorization.url", $0.value)
+            }
+            if let mode = authorization.parameters?["response_mode"] {
+                modes.append(("authorization.parameters.response_mode", mode))
+            }
+            for (field, mode) in modes where mode != "query" {
+                issue(field, OAuth2Client.responseModeProblem(mode) + "; remove it, or set it to 'query'.")
+            }
             if let name = authorization.scopeParameter {
                 if name.isEmpty || (OAuth2Client.reservedParameters.contains(name) && name != "scope") {
                     issue(
@@ -713,13 +726,22 @@ package struct DescriptorValidator: Sendable {
 
     /// The parameter names in `url`'s query, percent-decoded where they can be.
     static func queryNames(in url: String) -> [String] {
+        queryPairs(in: url).map(\.name)
+    }
+
+    /// The names and values of `url`'s query, decoded (as written where they do not decode).
+    static func queryPairs(in url: String) -> [(name: String, value: String)] {
         guard
             let query = url.split(separator: "#", maxSplits: 1).first?.split(separator: "?", maxSplits: 1).dropFirst()
                 .first
         else { return [] }
         return query.split(separator: "&").map { pair in
-            let name = String(pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0])
-            return PercentEncoding.decode(name, plusAsSpace: true) ?? name
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let value = parts.count > 1 ? parts[1] : ""
+            return (
+                PercentEncoding.decode(parts[0], plusAsSpace: true) ?? parts[0],
+                PercentEncoding.decode(value, plusAsSpace: true) ?? value
+            )
         }
     }
 

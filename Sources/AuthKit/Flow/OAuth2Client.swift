@@ -68,6 +68,14 @@ public struct OAuth2Client: Authenticator {
         "request",
     ]
 
+    /// What is wrong with asking for `mode` as the `response_mode`: AuthKit
+    /// reads the code from the redirect's query (RFC 6749 §4.1.2), where
+    /// `fragment` or `form_post` (OAuth 2.0 Multiple Response Types §2.1,
+    /// Form Post Response Mode §2) do not put it.
+    static func responseModeProblem(_ mode: String) -> String {
+        "is '\(DisplayText.sanitized(mode, limit: 40))', which returns the code where AuthKit does not read it (it reads the redirect's query, RFC 6749 §4.1.2)"
+    }
+
     /// Builds the authorization URL (RFC 6749 §4.1.1) and the attempt to keep until the redirect.
     ///
     /// A fresh 256-bit `state` and, where the descriptor allows, a PKCE S256
@@ -127,6 +135,11 @@ public struct OAuth2Client: Authenticator {
         for name in additionalParameters.keys
         where Self.reservedParameters.contains(name) || name == authorization.scopeParameter {
             throw AuthKitError.misuse(.reservedParameter(name))
+        }
+        if let mode = additionalParameters["response_mode"], mode != "query" {
+            throw AuthKitError.misuse(
+                .invalidParameter(
+                    name: "response_mode", Self.responseModeProblem(mode) + "; leave it out, or pass 'query'"))
         }
         let redirect = redirectURI ?? client.standardRedirect
         try checkRedirectScheme(redirect)
