@@ -47,9 +47,12 @@ struct AuthKitCommand: AsyncParsableCommand {
 /// command stopped waiting for and went on with the token that still works
 /// (``CredentialSource/current(at:)``): exiting lost the provider's answer,
 /// a rotated refresh token among it (RFC 9700 §4.14.2), and the next
-/// refresh asked the user to sign in again. Each ends by its own deadline.
-private func finishRefreshesUnderWay() async {
-    await CredentialSource.finishRefreshesUnderWay { keys in
+/// refresh asked the user to sign in again. Each ends by its own deadlines:
+/// with a token endpoint that hangs, the command takes up to its token
+/// requests' 30 s to exit, after its output. A renewal the store could not
+/// save is thrown (exit 74), or it would be exit 0 with the grant spent.
+private func finishRefreshesUnderWay() async throws {
+    try await CredentialSource.finishRefreshesUnderWay(of: nil) { keys in
         let names = keys.map { "\($0)" }.joined(separator: ", ")
         Console.err("Waiting for the refresh of \(names) to end, so that what the provider answers is saved.")
     }
@@ -102,10 +105,16 @@ enum AuthKitMain {
                     try command.run()
                 }
             } catch {
-                await finishRefreshesUnderWay()
+                // The command's own error is the one that ends it; a renewal
+                // not saved meanwhile is said before it.
+                do {
+                    try await finishRefreshesUnderWay()
+                } catch let unsaved as AuthKitError {
+                    Console.err("authkit: error: \(ErrorReport.message(for: unsaved))")
+                }
                 throw error
             }
-            await finishRefreshesUnderWay()
+            try await finishRefreshesUnderWay()
             // The runtime calls exit() when main returns: not while libcurl loads.
             settleDefaultHTTPClient()
             if let reason = Console.outputFailureReason {

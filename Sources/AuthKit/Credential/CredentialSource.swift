@@ -96,9 +96,7 @@ public struct CredentialSource: Sendable {
         // held back by a pause it answered 401 for minutes after one blip.
         let stillWorks = optional && stored.expiresAt != nil
         let grant = pauseKey(for: stored)
-        if stillWorks, Self.optionalRefreshIsPaused(grant, at: now) || Self.optionalRefreshIsUnderWay(grant) {
-            return stored
-        }
+        if stillWorks, Self.optionalRefreshIsPaused(grant, at: now) { return stored }
         // Not begun with less of a `send`'s time left than the caller would
         // wait for it: the token still works (a short send waited for
         // another task's refresh holding the lock, then failed as timed out).
@@ -118,14 +116,17 @@ public struct CredentialSource: Sendable {
                 try await refresh(ifStill: { policy.isDue($0, at: now) }, renewed: renewed, latest: latest)
             } failed: { [self] error in
                 // Ended after its caller went on: said, and paused, as below;
-                // or said as it is (a renewal the store could not save).
+                // or said as it is, and kept for ``finishRefreshesUnderWay()``
+                // to throw (a renewal the store could not save).
                 do {
                     _ = try fallback(
                         after: error, stored: stored, latest: latest.current, renewed: renewed.current,
                         stillWorks: true, grant: grant, at: now, within: nil)
+                    return nil
                 } catch {
                     transport.logger.warning(
                         "Refreshing \(key) ahead of time, gone on after its caller used its token, failed: \(error)")
+                    return error
                 }
             }
         } catch {
@@ -192,30 +193,44 @@ public struct CredentialSource: Sendable {
     /// caller is cancelled; then, unless `usable` says the credential read
     /// meanwhile must be refreshed itself, returns the credential `usable`
     /// gives while the refresh goes on: under the store's lock, to its own
-    /// deadlines and its save (what it ends with is `failed`'s to say). Its
-    /// grant is under way until it ends (``optionalRefreshIsUnderWay(_:)``,
-    /// ``finishRefreshesUnderWay(saying:)``).
+    /// deadlines and its save. What it ends with after the caller went on
+    /// is `failed`'s to say, which returns an error to keep for
+    /// ``finishRefreshesUnderWay()``. Its grant is under way until then: a
+    /// call meanwhile gets `usable`'s credential at once, and starts none.
     private func optionalRefresh(
         of grant: String, renewed: LockedValue<Bool>, latest: LockedValue<Credential?>,
         usable: @escaping @Sendable () -> (Credential, mustRefresh: Bool),
         refresh: @escaping @Sendable () async throws -> Credential,
-        failed: @escaping @Sendable (any Error) -> Void
+        failed: @escaping @Sendable (any Error) -> (any Error)?
     ) async throws -> Credential {
         // A caller cancelled already starts nothing (the task would not know).
         if Task.isCancelled { throw AuthKitError.cancelled }
-        // Its own deadlines, not an enclosing operation's. (Its other
-        // task-local values are the caller's, as for the refresh's own task
-        // under the lock: `current()` is not called holding one.)
-        let task = Task { try await DeadlineScope.$current.withValue(nil) { try await refresh() } }
         let wait = OptionalRefreshWait()
-        Self.refreshesUnderWay.withLock { $0[grant] = (key, task) }
-        Task {
-            let result = await task.result
-            Self.refreshesUnderWay.withLock { underWay in
-                if underWay[grant]?.1 == task { underWay[grant] = nil }
+        let key = self.key
+        // Looked up and registered at once: two calls could both start one.
+        let started = Self.refreshesUnderWay.withLock { underWay -> Bool in
+            guard underWay[grant] == nil else { return false }
+            // Its own deadlines, not an enclosing operation's, nor a task
+            // its deadline would cancel. (Its other task-local values are the
+            // caller's, as for the refresh's own task under the lock:
+            // `current()` is not called holding one.)
+            let task = Task {
+                try await DeadlineScope.$current.withValue(nil) {
+                    try await DedicatedTask.$current.withValue(DedicatedTask?.none) { try await refresh() }
+                }
             }
-            if !wait.end(with: result), case .failure(let error) = result { failed(error) }
+            let outcome = Task { () -> (any Error)? in
+                let result = await task.result
+                // Said (and paused) before the grant is free again.
+                var unsaid: (any Error)?
+                if !wait.end(with: result), case .failure(let error) = result { unsaid = failed(error) }
+                Self.refreshesUnderWay.withLock { $0[grant] = nil }
+                return unsaid
+            }
+            underWay[grant] = UnderWay(key: key, outcome: outcome)
+            return true
         }
+        guard started else { return usable().0 }
         let registration = DeadlineWatchdog.shared.register(ContinuousClock.now.advanced(by: optionalRefreshLimit)) {
             // Not left while what it would use must be refreshed (another writer stored an expired one).
             if !usable().mustRefresh { wait.stopWaiting() }
@@ -237,25 +252,46 @@ public struct CredentialSource: Sendable {
         return credential
     }
 
-    /// Optional refreshes under way (``optionalRefresh(of:renewed:latest:usable:refresh:failed:)``),
-    /// by grant (``pauseKey(for:)``): process memory, as the pause.
-    private static let refreshesUnderWay = LockedValue<[String: (CredentialKey, Task<Credential, any Error>)]>([:])
-
-    private static func optionalRefreshIsUnderWay(_ grant: String) -> Bool {
-        refreshesUnderWay.withLock { $0[grant] != nil }
+    /// An optional refresh under way, after or while its caller waits.
+    private struct UnderWay: Sendable {
+        let key: CredentialKey
+        /// Ends after the refresh, with what was not said to a caller and
+        /// must be: a renewal the store could not save.
+        let outcome: Task<(any Error)?, Never>
     }
 
-    /// Waits for the optional refreshes still under way, after their callers
-    /// went on (``current(at:)``), first calling `saying` with the keys of
-    /// their credentials when there are any: a process that exits with one
-    /// under way loses the provider's answer, a rotated refresh token
-    /// among it (RFC 9700 §4.14.2). For a command line about to exit. Each
-    /// ends by its own deadline.
-    package static func finishRefreshesUnderWay(saying: ([CredentialKey]) -> Void) async {
-        let underWay = refreshesUnderWay.withLock { Array($0.values) }
+    /// Optional refreshes under way (``optionalRefresh(of:renewed:latest:usable:refresh:failed:)``),
+    /// by grant (``pauseKey(for:)``): process memory, as the pause.
+    private static let refreshesUnderWay = LockedValue<[String: UnderWay]>([:])
+
+    /// Waits for the refreshes ahead of time still under way in this
+    /// process, which ``current(at:)`` let go on after 10 s while the token
+    /// that still works was used. A program about to exit calls it: exiting
+    /// with one under way loses the provider's answer, a rotated refresh
+    /// token among it (RFC 9700 §4.14.2), and the next refresh asks the user
+    /// to sign in again. Each ends by its own deadlines (its token requests'
+    /// 30 s, after a wait for the account's lock).
+    /// - Throws: ``AuthKitError/store(path:reason:)`` when the provider
+    ///   renewed a credential and the store could not save the renewal: the
+    ///   stored refresh token may be spent, and only this error says so
+    ///   (after every one has ended; the first such error).
+    public static func finishRefreshesUnderWay() async throws {
+        try await finishRefreshesUnderWay(of: nil) { _ in }
+    }
+
+    /// ``finishRefreshesUnderWay()`` of `key`'s refreshes only, when given;
+    /// `saying` is first called with the keys waited for, when there are any.
+    package static func finishRefreshesUnderWay(
+        of key: CredentialKey?, saying: ([CredentialKey]) -> Void
+    ) async throws {
+        let underWay = refreshesUnderWay.withLock { Array($0.values) }.filter { key == nil || $0.key == key }
         guard !underWay.isEmpty else { return }
-        saying(underWay.map(\.0))
-        for (_, task) in underWay { _ = await task.result }
+        saying(underWay.map(\.key))
+        var unsaid: [any Error] = []
+        for refresh in underWay {
+            if let error = await refresh.outcome.value { unsaid.append(error) }
+        }
+        if let first = unsaid.first { throw first }
     }
 
     /// How long, in seconds, an optional refresh that failed is not tried
@@ -499,9 +535,10 @@ public struct CredentialSource: Sendable {
     /// whole request, body included, must end within `deadline`. A refresh
     /// it needs first counts: the wait for the refresh lock gets what is
     /// left (cut short, it is this request's timeout); an optional refresh
-    /// is not begun with less left than the 10 s the request would wait for
-    /// it (the token still works, and is sent after them while the refresh
-    /// goes on); one the token must have is seen through on its own deadline
+    /// is waited for at most 10 s, and not begun with less left than that
+    /// (the token still works: it is sent, the refresh going on meanwhile,
+    /// ``current(at:)``), unless what was read under the lock must itself be
+    /// refreshed; one the token must have is seen through on its own deadline
     /// and saved (cut short, a rotated refresh token would be lost), and a
     /// request whose time it used up is then not sent.
     ///
