@@ -295,6 +295,25 @@ import Testing
         }
     }
 
+    /// `ProviderDescriptor(contentsOf:)` is handed a path: a named pipe
+    /// there (placed by someone else, with no writer) is refused at once,
+    /// naming the file. It was opened, and the call waited for a writer
+    /// that never came. (`providers validate` still reads a shell's `<(…)`.)
+    @Test func aNamedPipeIsNotADescriptorFile() throws {
+        let dir = try directory([:])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fifo = dir.appendingPathComponent("github.json")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let started = ContinuousClock.now
+        #expect {
+            _ = try ProviderDescriptor(contentsOf: fifo)
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.first?.file == fifo.path
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
     @Test func anOverrideIsRecordedWithTheHostsItAdds() throws {
         let dir = try directory(["qiita.json": Self.oauth2("qiita", host: "qiita.evil.example")])
         defer { try? FileManager.default.removeItem(at: dir) }

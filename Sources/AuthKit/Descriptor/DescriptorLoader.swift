@@ -24,7 +24,12 @@ package struct DescriptorLoader: Sendable {
     /// Loads, decodes and validates one file.
     /// - Throws: ``AuthKitError/invalidFile(_:)`` listing every problem found.
     /// `displayPath` names the file in messages (the path as the user typed it); default the full path.
-    package func load(contentsOf url: URL, displayPath: String? = nil) throws -> ProviderDescriptor {
+    /// `accepting`: a regular file only, unless a command line names a
+    /// file that may be a shell's `<(…)` (a named pipe whose writer never
+    /// comes held a library's caller for ever).
+    package func load(
+        contentsOf url: URL, displayPath: String? = nil, accepting: FileSystem.Readable = .regularFile
+    ) throws -> ProviderDescriptor {
         let path = displayPath ?? url.path
         if FileSystem.isDirectory(url.path) {
             throw AuthKitError.invalidFile([
@@ -35,7 +40,7 @@ package struct DescriptorLoader: Sendable {
         }
         let data: Data
         do {
-            data = try FileSystem.contents(of: url.path, accepting: .fileOrPipe, limit: Self.maximumFileSize)
+            data = try FileSystem.contents(of: url.path, accepting: accepting, limit: Self.maximumFileSize)
         } catch {
             throw AuthKitError.invalidFile([FileIssue(file: path, field: "", problem: error.description)])
         }

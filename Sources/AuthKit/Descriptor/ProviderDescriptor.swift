@@ -142,7 +142,8 @@ public struct ProviderDescriptor: Sendable, Hashable {
         self = try DescriptorLoader().decode(json, file: source)
     }
 
-    /// Reads and validates a descriptor file.
+    /// Reads and validates a descriptor file: a regular file (a named pipe
+    /// is refused, not waited on for a writer), at most 1 MiB.
     /// - Throws: ``AuthKitError/invalidFile(_:)`` naming the file and every problem.
     public init(contentsOf url: URL) throws {
         self = try DescriptorLoader().load(contentsOf: url)

@@ -34,7 +34,8 @@ struct ProvidersValidate: AsyncParsableCommand {
                 continue
             }
             do {
-                let descriptor = try DescriptorLoader().load(contentsOf: URL(fileURLWithPath: file), displayPath: file)
+                let descriptor = try DescriptorLoader().load(
+                    contentsOf: URL(fileURLWithPath: file), displayPath: file, accepting: .fileOrPipe)
                 if let problem = FileSystem.foreignWriteProblem(at: file) {
                     // authkit would refuse it from a providers directory (ProviderCatalog.standard).
                     failed = true
