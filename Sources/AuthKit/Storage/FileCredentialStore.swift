@@ -72,8 +72,7 @@ public struct FileCredentialStore: CredentialStore {
         // false for a directory that cannot be searched too (EACCES), and a
         // store made by `sudo authkit` read as "nothing stored", not as the
         // error that says whose it is.
-        var entry = stat()
-        guard lstat(path, &entry) == 0 || (errno != ENOENT && errno != ENOTDIR) else { return [] }
+        if FileSystem.isAbsent(path) { return [] }
         if access(path + ".lock", W_OK) != 0, access(directory.path, W_OK) != 0 {
             // Warned about as a writable store is (a read-only mount of a
             // mode-0644 file is the usual CI secret), creating nothing.
