@@ -49,10 +49,19 @@ struct AuthKitCommand: AsyncParsableCommand {
 /// a rotated refresh token among it (RFC 9700 §4.14.2), and the next
 /// refresh asked the user to sign in again. Each ends by its own deadlines:
 /// with a token endpoint that hangs, the command takes up to its token
-/// requests' 30 s to exit, after its output. A renewal the store could not
-/// save is thrown (exit 74), or it would be exit 0 with the grant spent.
+/// requests' 30 s to exit, after its output. Standard output is closed
+/// first (pointed at /dev/null), so that a reader that waits for its end
+/// (`$(authkit token header)`, git's credential helper) has the output
+/// without that wait. A renewal the store could not save is thrown (the
+/// store error's exit status), or it would be exit 0 with the grant spent.
 private func finishRefreshesUnderWay() async throws {
     try await CredentialSource.finishRefreshesUnderWay(of: nil) { keys in
+        Console.flushStandardStreams()
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        if null >= 0 {
+            dup2(null, STDOUT_FILENO)
+            close(null)
+        }
         let names = keys.map { "\($0)" }.joined(separator: ", ")
         Console.err("Waiting for the refresh of \(names) to end, so that what the provider answers is saved.")
     }
@@ -111,6 +120,8 @@ enum AuthKitMain {
                     try await finishRefreshesUnderWay()
                 } catch let unsaved as AuthKitError {
                     Console.err("authkit: error: \(ErrorReport.message(for: unsaved))")
+                } catch let unsaved {
+                    Console.err("authkit: error: \(unsaved)")
                 }
                 throw error
             }

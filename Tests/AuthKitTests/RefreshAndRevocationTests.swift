@@ -1018,6 +1018,26 @@ import Testing
         try await CredentialSource.finishRefreshesUnderWay(of: working.key) { _ in Issue.record("said again") }
     }
 
+    /// Likewise when that refresh ended before the program asked: the
+    /// error was kept with the refresh's record, which went when it ended.
+    @Test func aRenewalNotSavedThatEndedBeforeFinishingIsThrownToo() async throws {
+        let transport = SlowTokenTransport(tokenDelay: .milliseconds(300))
+        let (template, _, working) = try dueAheadOfTime(label: "unsaved-ended", transport: transport)
+        var source = CredentialSource(
+            authenticator: template.authenticator, store: ReadOnlyStore(working), key: working.key,
+            httpClient: transport)
+        source.optionalRefreshLimit = .milliseconds(100)
+        #expect(try await source.current().accessToken == "old-access")
+        try await until { transport.answered == 1 && !CredentialSource.isUnderWay(working.key) }
+        await #expect {
+            try await CredentialSource.finishRefreshesUnderWay(of: working.key) { _ in Issue.record("nothing runs") }
+        } throws: { error in
+            guard case AuthKitError.store(_, let reason) = error else { return false }
+            return reason.detail.contains("the renewal was not saved")
+        }
+        try await CredentialSource.finishRefreshesUnderWay(of: working.key) { _ in }
+    }
+
     /// A token with no known expiry (due at an assumed lifetime) may be dead
     /// already: its refresh is waited for, however long the wait for an
     /// optional one.

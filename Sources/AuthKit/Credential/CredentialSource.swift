@@ -79,6 +79,10 @@ public struct CredentialSource: Sendable {
     /// no known expiry (due at an assumed lifetime, as Salesforce's) may
     /// already be dead: its refresh is tried at every call and waited for,
     /// as one the token must have.
+    ///
+    /// Not to be called inside ``CredentialStore/withRefreshLock(for:timeout:_:)``
+    /// of the same store: the refresh takes that lock itself, and one going
+    /// on after the call would run as if it held the caller's.
     /// - Throws: ``AuthKitError/signInRequired(_:reason:)`` when nothing is
     ///   stored or the credential cannot be renewed; the refresh's own errors.
     public func current(at now: Date = Date()) async throws -> Credential {
@@ -116,8 +120,10 @@ public struct CredentialSource: Sendable {
                 try await refresh(ifStill: { policy.isDue($0, at: now) }, renewed: renewed, latest: latest)
             } failed: { [self] error in
                 // Ended after its caller went on: said, and paused, as below;
-                // or said as it is, and kept for ``finishRefreshesUnderWay()``
-                // to throw (a renewal the store could not save).
+                // else said as it is, and a renewal the store could not save
+                // kept for ``finishRefreshesUnderWay()`` to throw. (Nothing
+                // else: the caller has its token; a credential removed
+                // meanwhile, say, is the next call's to find.)
                 do {
                     _ = try fallback(
                         after: error, stored: stored, latest: latest.current, renewed: renewed.current,
@@ -126,7 +132,7 @@ public struct CredentialSource: Sendable {
                 } catch {
                     transport.logger.warning(
                         "Refreshing \(key) ahead of time, gone on after its caller used its token, failed: \(error)")
-                    return error
+                    return renewed.current ? error : nil
                 }
             }
         } catch {
@@ -208,8 +214,8 @@ public struct CredentialSource: Sendable {
         let wait = OptionalRefreshWait()
         let key = self.key
         // Looked up and registered at once: two calls could both start one.
-        let started = Self.refreshesUnderWay.withLock { underWay -> Bool in
-            guard underWay[grant] == nil else { return false }
+        let started = Self.refreshesUnderWay.withLock { registry -> Bool in
+            guard registry.underWay[grant] == nil else { return false }
             // Its own deadlines, not an enclosing operation's, nor a task
             // its deadline would cancel. (Its other task-local values are the
             // caller's, as for the refresh's own task under the lock:
@@ -219,15 +225,17 @@ public struct CredentialSource: Sendable {
                     try await DedicatedTask.$current.withValue(DedicatedTask?.none) { try await refresh() }
                 }
             }
-            let outcome = Task { () -> (any Error)? in
+            let ended = Task {
                 let result = await task.result
                 // Said (and paused) before the grant is free again.
-                var unsaid: (any Error)?
-                if !wait.end(with: result), case .failure(let error) = result { unsaid = failed(error) }
-                Self.refreshesUnderWay.withLock { $0[grant] = nil }
-                return unsaid
+                var unsaved: (any Error)?
+                if !wait.end(with: result), case .failure(let error) = result { unsaved = failed(error) }
+                Self.refreshesUnderWay.withLock { registry in
+                    registry.underWay[grant] = nil
+                    if let unsaved { registry.keep(unsaved, of: key) }
+                }
             }
-            underWay[grant] = UnderWay(key: key, outcome: outcome)
+            registry.underWay[grant] = UnderWay(key: key, ended: ended)
             return true
         }
         guard started else { return usable().0 }
@@ -255,26 +263,46 @@ public struct CredentialSource: Sendable {
     /// An optional refresh under way, after or while its caller waits.
     private struct UnderWay: Sendable {
         let key: CredentialKey
-        /// Ends after the refresh, with what was not said to a caller and
-        /// must be: a renewal the store could not save.
-        let outcome: Task<(any Error)?, Never>
+        /// Ends once the refresh has, and what it ended with is recorded.
+        let ended: Task<Void, Never>
     }
 
-    /// Optional refreshes under way (``optionalRefresh(of:renewed:latest:usable:refresh:failed:)``),
-    /// by grant (``pauseKey(for:)``): process memory, as the pause.
-    private static let refreshesUnderWay = LockedValue<[String: UnderWay]>([:])
+    /// Optional refreshes (``optionalRefresh(of:renewed:latest:usable:refresh:failed:)``):
+    /// process memory, as the pause.
+    private struct Registry: Sendable {
+        /// Those under way, by grant (``pauseKey(for:)``).
+        var underWay: [String: UnderWay] = [:]
+        /// Renewals the store could not save after their callers went on,
+        /// until ``finishRefreshesUnderWay()`` throws them: the latest 16.
+        var unsaved: [(key: CredentialKey, error: any Error)] = []
+
+        mutating func keep(_ error: any Error, of key: CredentialKey) {
+            unsaved.append((key, error))
+            if unsaved.count > 16 { unsaved.removeFirst() }
+        }
+    }
+
+    private static let refreshesUnderWay = LockedValue(Registry())
+
+    /// Whether an optional refresh of `key`'s credential is under way (for tests).
+    package static func isUnderWay(_ key: CredentialKey) -> Bool {
+        refreshesUnderWay.withLock { $0.underWay.values.contains { $0.key == key } }
+    }
 
     /// Waits for the refreshes ahead of time still under way in this
     /// process, which ``current(at:)`` let go on after 10 s while the token
-    /// that still works was used. A program about to exit calls it: exiting
-    /// with one under way loses the provider's answer, a rotated refresh
-    /// token among it (RFC 9700 §4.14.2), and the next refresh asks the user
-    /// to sign in again. Each ends by its own deadlines (its token requests'
-    /// 30 s, after a wait for the account's lock).
+    /// that still works was used. A program about to exit calls it (a
+    /// command line, a server shutting down): exiting with one under way
+    /// loses the provider's answer, a rotated refresh token among it (RFC
+    /// 9700 §4.14.2), and the next refresh asks the user to sign in again.
+    /// Each ends by its own deadlines (its token requests' 30 s, after a
+    /// wait for the account's lock).
     /// - Throws: ``AuthKitError/store(path:reason:)`` when the provider
-    ///   renewed a credential and the store could not save the renewal: the
-    ///   stored refresh token may be spent, and only this error says so
-    ///   (after every one has ended; the first such error).
+    ///   renewed a credential after its caller went on, and the store could
+    ///   not save the renewal, whether that refresh ended before this call
+    ///   or during it: the stored refresh token may be spent, and only this
+    ///   error says so (the first such error, once every refresh has ended;
+    ///   each is thrown once).
     public static func finishRefreshesUnderWay() async throws {
         try await finishRefreshesUnderWay(of: nil) { _ in }
     }
@@ -284,14 +312,15 @@ public struct CredentialSource: Sendable {
     package static func finishRefreshesUnderWay(
         of key: CredentialKey?, saying: ([CredentialKey]) -> Void
     ) async throws {
-        let underWay = refreshesUnderWay.withLock { Array($0.values) }.filter { key == nil || $0.key == key }
-        guard !underWay.isEmpty else { return }
-        saying(underWay.map(\.key))
-        var unsaid: [any Error] = []
-        for refresh in underWay {
-            if let error = await refresh.outcome.value { unsaid.append(error) }
+        let underWay = refreshesUnderWay.withLock { Array($0.underWay.values) }.filter { key == nil || $0.key == key }
+        if !underWay.isEmpty { saying(underWay.map(\.key)) }
+        for refresh in underWay { await refresh.ended.value }
+        let unsaved = refreshesUnderWay.withLock { registry in
+            let taken = registry.unsaved.filter { key == nil || $0.key == key }
+            registry.unsaved.removeAll { key == nil || $0.key == key }
+            return taken
         }
-        if let first = unsaid.first { throw first }
+        if let first = unsaved.first { throw first.error }
     }
 
     /// How long, in seconds, an optional refresh that failed is not tried
