@@ -1000,11 +1000,7 @@ import Testing
     /// exited as if all were well.
     @Test func aRenewalNotSavedAfterTheCallerWentOnIsThrownWhenFinishing() async throws {
         let transport = SlowTokenTransport(tokenDelay: .milliseconds(500))
-        let (template, _, working) = try dueAheadOfTime(label: "unsaved-late", transport: transport)
-        var source = CredentialSource(
-            authenticator: template.authenticator, store: ReadOnlyStore(working), key: working.key,
-            httpClient: transport)
-        source.optionalRefreshLimit = .milliseconds(100)
+        let (source, working) = try wentOnWithAStoreThatCannotSave(label: "unsaved-late", transport: transport)
         #expect(try await source.current().accessToken == "old-access")
         let said = LockedValue<[CredentialKey]>([])
         await #expect {
@@ -1022,11 +1018,7 @@ import Testing
     /// error was kept with the refresh's record, which went when it ended.
     @Test func aRenewalNotSavedThatEndedBeforeFinishingIsThrownToo() async throws {
         let transport = SlowTokenTransport(tokenDelay: .milliseconds(300))
-        let (template, _, working) = try dueAheadOfTime(label: "unsaved-ended", transport: transport)
-        var source = CredentialSource(
-            authenticator: template.authenticator, store: ReadOnlyStore(working), key: working.key,
-            httpClient: transport)
-        source.optionalRefreshLimit = .milliseconds(100)
+        let (source, working) = try wentOnWithAStoreThatCannotSave(label: "unsaved-ended", transport: transport)
         #expect(try await source.current().accessToken == "old-access")
         try await until { transport.answered == 1 && !CredentialSource.isUnderWay(working.key) }
         await #expect {
@@ -1057,6 +1049,19 @@ import Testing
             authenticator: client, store: InMemoryCredentialStore([aging]), key: aging.key)
         source.optionalRefreshLimit = .milliseconds(100)
         #expect(try await source.current().accessToken == "renewed")
+    }
+
+    /// ``dueAheadOfTime(label:transport:now:fixedClock:)``'s credential in a
+    /// store whose every save fails, waited for 100 ms when refreshed ahead of time.
+    func wentOnWithAStoreThatCannotSave(label: String, transport: SlowTokenTransport) throws -> (
+        CredentialSource, Credential
+    ) {
+        let (template, _, working) = try dueAheadOfTime(label: label, transport: transport)
+        var source = CredentialSource(
+            authenticator: template.authenticator, store: ReadOnlyStore(working), key: working.key,
+            httpClient: transport)
+        source.optionalRefreshLimit = .milliseconds(100)
+        return (source, working)
     }
 
     /// Waits until what `store` holds for `key` satisfies `condition`, at most 30 s.
