@@ -18,6 +18,7 @@ import Foundation
 import Hummingbird
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 
 @main
 struct WebExample: AsyncParsableCommand {
@@ -97,7 +98,7 @@ struct WebExample: AsyncParsableCommand {
         }
 
         // 2. The stores: memory for one instance, PostgreSQL for several.
-        var services = [PostgresClient]()
+        var services: [any Service] = []
         let web: WebSignIn
         let postgres: PostgresStore?
         if let databaseURL {
@@ -141,6 +142,9 @@ struct WebExample: AsyncParsableCommand {
             }
         }
 
+        // Stopped in the reverse order: the server first, then the refreshes
+        // still under way, then the database they save to.
+        services.append(RefreshesUnderWay(logger: logger))
         var app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), services: services,
             logger: logger)
@@ -284,5 +288,23 @@ struct WebExample: AsyncParsableCommand {
         return Response(
             status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// At a graceful shutdown, once the server has stopped and before the
+/// database does: waits for the refreshes ahead of time that requests let
+/// go on while they used the token that still works (docs/web.md); stopped
+/// with one under way, a rotated refresh token is lost.
+struct RefreshesUnderWay: Service {
+    let logger: Logger
+
+    func run() async throws {
+        // Until the shutdown begins (or the task is cancelled: then at once).
+        try? await gracefulShutdown()
+        do {
+            try await CredentialSource.finishRefreshesUnderWay()
+        } catch {
+            logger.error("A renewal could not be saved before the shutdown: \(error)")
+        }
     }
 }
