@@ -211,7 +211,9 @@ public struct CredentialSource: Sendable {
     ) async throws -> Credential {
         // A caller cancelled already starts nothing (the task would not know).
         if Task.isCancelled { throw AuthKitError.cancelled }
-        let wait = OptionalRefreshWait()
+        // The caller's wait: taken, or left when its time is up or it is cancelled.
+        let wait = SharedOutcome<Credential>()
+        let caller = wait.join()
         let key = self.key
         // Looked up and registered at once: two calls could both start one.
         let started = Self.refreshesUnderWay.withLock { registry -> Bool in
@@ -241,13 +243,9 @@ public struct CredentialSource: Sendable {
         guard started else { return usable().0 }
         let registration = DeadlineWatchdog.shared.register(ContinuousClock.now.advanced(by: optionalRefreshLimit)) {
             // Not left while what it would use must be refreshed (another writer stored an expired one).
-            if !usable().mustRefresh { wait.stopWaiting() }
+            if !usable().mustRefresh { wait.leave(caller) }
         }
-        let outcome = await withTaskCancellationHandler {
-            await wait.result()
-        } onCancel: {
-            wait.stopWaiting()
-        }
+        let outcome = await wait.wait(caller)
         _ = DeadlineWatchdog.shared.finish(registration)
         if let outcome { return try outcome.get() }
         if Task.isCancelled { throw AuthKitError.cancelled }
@@ -393,7 +391,6 @@ public struct CredentialSource: Sendable {
         let authenticator = self.authenticator
         let store = self.store
         let key = self.key
-        let policy = self.policy
         var lockTimeout = self.lockTimeout
         if let deadline { lockTimeout = min(lockTimeout, try deadline.left()) }
         let lockCutByTheDeadline = lockTimeout < self.lockTimeout
@@ -777,52 +774,5 @@ private struct SendDeadline: Sendable {
         let left = remaining
         guard left > .zero else { throw timedOut }
         return left
-    }
-}
-
-/// A caller's wait for an optional refresh (``CredentialSource/current(at:)``):
-/// the refresh's result, or `nil` once the caller stopped waiting (its
-/// time up, or cancelled), after which the result is nobody's.
-private final class OptionalRefreshWait: @unchecked Sendable {
-    private let lock = ThreadLock()
-    private var outcome: Result<Credential, any Error>?
-    private var waiting: CheckedContinuation<Result<Credential, any Error>?, Never>?
-    private var gone = false
-
-    /// Hands the refresh's result to the caller: `false` when it had gone.
-    func end(with result: Result<Credential, any Error>) -> Bool {
-        let (taken, waiter) = lock.withLock {
-            () -> (Bool, CheckedContinuation<Result<Credential, any Error>?, Never>?) in
-            guard !gone else { return (false, nil) }
-            outcome = result
-            defer { waiting = nil }
-            return (true, waiting)
-        }
-        waiter?.resume(returning: result)
-        return taken
-    }
-
-    /// The caller goes on without the result, unless it is there already.
-    func stopWaiting() {
-        let waiter = lock.withLock { () -> CheckedContinuation<Result<Credential, any Error>?, Never>? in
-            guard outcome == nil, !gone else { return nil }
-            gone = true
-            defer { waiting = nil }
-            return waiting
-        }
-        waiter?.resume(returning: nil)
-    }
-
-    /// The result, or `nil` when the caller stopped waiting first.
-    func result() async -> Result<Credential, any Error>? {
-        await withCheckedContinuation { continuation in
-            let ready = lock.withLock { () -> Result<Credential, any Error>?? in
-                if let outcome { return .some(outcome) }
-                if gone { return .some(nil) }
-                waiting = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
     }
 }

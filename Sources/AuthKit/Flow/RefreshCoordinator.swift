@@ -34,10 +34,9 @@ final class RefreshCoordinator: @unchecked Sendable {
     /// The process's coordinator.
     static let shared = RefreshCoordinator()
 
-    /// Guards `inFlight` and every flight's state: one lock, taken briefly.
+    /// Guards `inFlight` (each flight's outcome guards its own callers).
     private let lock = ThreadLock()
     private var inFlight: [Key: Flight] = [:]
-    private var nextCaller: UInt64 = 0
 
     /// What a refresh is merged by: the token endpoint (as the client
     /// resolved it) and the client id it was issued for, the account, and
@@ -108,16 +107,13 @@ final class RefreshCoordinator: @unchecked Sendable {
     private func joinOrStart(key: Key, operation: @escaping @Sendable () async throws -> Credential) async
         -> (Result<Credential, any Error>, led: Bool)
     {
-        let (flight, caller, leads) = lock.withLock { () -> (Flight, UInt64, Bool) in
-            nextCaller += 1
-            if let flight = inFlight[key] {
-                flight.expected.insert(nextCaller)
-                return (flight, nextCaller, false)
-            }
+        // Joined under the coordinator's lock: a flight found here has not
+        // been forgotten, so it ends after this caller has its ticket.
+        let (flight, ticket, leads) = lock.withLock { () -> (Flight, SharedOutcome<Credential>.Ticket, Bool) in
+            if let flight = inFlight[key] { return (flight, flight.outcome.join(), false) }
             let flight = Flight()
-            flight.expected.insert(nextCaller)
             inFlight[key] = flight
-            return (flight, nextCaller, true)
+            return (flight, flight.outcome.join(), true)
         }
         if leads {
             // Started outside the lock; task-local values (a deadline scope,
@@ -131,15 +127,12 @@ final class RefreshCoordinator: @unchecked Sendable {
                 } catch {
                     result = .failure(error)
                 }
-                let waiters = lock.withLock { () -> [CheckedContinuation<Result<Credential, any Error>, Never>] in
+                lock.withLock {
                     if let index = inFlight.index(forKey: key), inFlight.values[index] === flight {
                         inFlight.remove(at: index)
                     }
-                    flight.result = result
-                    defer { flight.waiters = [:] }
-                    return Array(flight.waiters.values)
                 }
-                for waiter in waiters { waiter.resume(returning: result) }
+                flight.outcome.end(with: result)
             }
             // Started on this thread (SE-0472) where the runtime has it: a
             // task enqueued instead woke another thread, twice the library
@@ -156,60 +149,39 @@ final class RefreshCoordinator: @unchecked Sendable {
             #endif
             // Cancelled already if every caller went before the task existed.
             flight.dedicated.attach(task)
+            // Ended already: the flight ran on this thread (``Task/immediate``)
+            // and never waited, as with a transport that answers at once.
+            if let ended = flight.outcome.ended { return (ended, leads) }
         }
-        // Ended already: the flight ran on this thread (``Task/immediate``)
-        // and never waited, as with a transport that answers at once.
-        if leads, let ended = lock.withLock({ flight.result }) { return (ended, leads) }
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let ready = lock.withLock { () -> Result<Credential, any Error>? in
-                    if let result = flight.result { return result }
-                    // Cancelled before it got here: `leave` has run, and the caller goes.
-                    guard flight.expected.contains(caller) else { return .failure(AuthKitError.cancelled) }
-                    flight.waiters[caller] = continuation
-                    return nil
-                }
-                if let ready { continuation.resume(returning: ready) }
-            }
-        } onCancel: {
-            leave(flight, caller: caller)
-        }
+        // A cancelled caller stops waiting (``AuthKitError/cancelled``, as a
+        // cancelled request says); the last one to go cancels the flight,
+        // which is forgotten when it ends.
+        let result = await flight.outcome.wait(ticket) ?? .failure(AuthKitError.cancelled)
         return (result, leads)
-    }
-
-    /// A cancelled caller stops waiting (``AuthKitError/cancelled``, as a
-    /// cancelled request says); the last one to go cancels the flight, which
-    /// is forgotten when it ends.
-    private func leave(_ flight: Flight, caller: UInt64) {
-        let (waiter, last) = lock.withLock {
-            () -> (CheckedContinuation<Result<Credential, any Error>, Never>?, Bool) in
-            guard flight.result == nil, flight.expected.remove(caller) != nil else { return (nil, false) }
-            let waiter = flight.waiters.removeValue(forKey: caller)
-            return (waiter, flight.expected.isEmpty)
-        }
-        waiter?.resume(returning: .failure(AuthKitError.cancelled))
-        if last { flight.dedicated.cancel() }
     }
 
     /// Callers waiting for a refresh under way, all accounts together: for
     /// a test to know a waiter is there before it acts.
     var waiterCount: Int {
-        lock.withLock { inFlight.values.reduce(0) { $0 + $1.waiters.count } }
+        lock.withLock { inFlight.values.reduce(0) { $0 + $1.outcome.waiting } }
     }
 
     /// Callers waiting for the refresh under way for `key` (``key(for:tokenEndpoint:clientID:)``):
     /// for a test of the shared coordinator, which other tests use at once.
     func waiterCount(for key: Key) -> Int {
-        lock.withLock { inFlight[key]?.waiters.count ?? 0 }
+        lock.withLock { inFlight[key]?.outcome.waiting ?? 0 }
     }
 
-    /// One refresh's task, its outcome and the callers waiting for it (every field under the coordinator's `lock`).
-    private final class Flight: @unchecked Sendable {
+    /// One refresh's task, and its outcome with the callers waiting for it.
+    private final class Flight: Sendable {
         /// Its task, cancelled when every caller has gone, or by a request's deadline.
-        let dedicated = DedicatedTask()
-        var result: Result<Credential, any Error>?
-        /// Callers that have not gone, waiting already or about to.
-        var expected: Set<UInt64> = []
-        var waiters: [UInt64: CheckedContinuation<Result<Credential, any Error>, Never>] = [:]
+        let dedicated: DedicatedTask
+        let outcome: SharedOutcome<Credential>
+
+        init() {
+            let dedicated = DedicatedTask()
+            self.dedicated = dedicated
+            outcome = SharedOutcome { dedicated.cancel() }
+        }
     }
 }

@@ -222,53 +222,7 @@ package actor KeySetCache {
     /// caller's wait: the fetch goes on for the others and for the cache.
     /// Awaiting the fetch's task held a cancelled caller for as long as the
     /// set took to come (up to the request's 30 s).
-    private final class Fetch: @unchecked Sendable {
-        private let lock = ThreadLock()
-        private var keys: Result<JSONWebKeySet, any Error>?
-        private var waiters: [UInt64: CheckedContinuation<Result<JSONWebKeySet, any Error>, Never>] = [:]
-        /// Callers cancelled before they began to wait.
-        private var gone: Set<UInt64> = []
-        private var lastWaiter: UInt64 = 0
-
-        var waiting: Int { lock.withLock { waiters.count } }
-
-        func end(with keys: Result<JSONWebKeySet, any Error>) {
-            let waiting = lock.withLock { () -> [CheckedContinuation<Result<JSONWebKeySet, any Error>, Never>] in
-                self.keys = keys
-                defer { waiters = [:] }
-                return Array(waiters.values)
-            }
-            for waiter in waiting { waiter.resume(returning: keys) }
-        }
-
-        func value() async throws -> JSONWebKeySet {
-            let id = lock.withLock { () -> UInt64 in
-                lastWaiter += 1
-                return lastWaiter
-            }
-            let outcome = await withTaskCancellationHandler {
-                await withCheckedContinuation {
-                    (continuation: CheckedContinuation<Result<JSONWebKeySet, any Error>, Never>) in
-                    let ready = lock.withLock { () -> Result<JSONWebKeySet, any Error>? in
-                        let cancelled = gone.remove(id) != nil
-                        if let keys = self.keys { return keys }
-                        if cancelled { return .failure(AuthKitError.cancelled) }
-                        waiters[id] = continuation
-                        return nil
-                    }
-                    if let ready { continuation.resume(returning: ready) }
-                }
-            } onCancel: {
-                let waiter = lock.withLock { () -> CheckedContinuation<Result<JSONWebKeySet, any Error>, Never>? in
-                    if let waiter = waiters.removeValue(forKey: id) { return waiter }
-                    if self.keys == nil { gone.insert(id) }
-                    return nil
-                }
-                waiter?.resume(returning: .failure(AuthKitError.cancelled))
-            }
-            return try outcome.get()
-        }
-    }
+    private typealias Fetch = SharedOutcome<JSONWebKeySet>
 
     /// The time since `since`; a clock stepped back past it (an NTP
     /// correction of a clock that ran fast) makes it unknown, taken as long:

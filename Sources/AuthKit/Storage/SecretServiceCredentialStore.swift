@@ -445,27 +445,22 @@
             giveUpAfter limit: Duration, givingUp: Value,
             _ body: @escaping @Sendable (UnsafeMutablePointer<CChar>) -> Value
         ) async -> Value {
-            await withCheckedContinuation { continuation in
-                let resumed = LockedValue(false)
-                let resume: @Sendable (Value) -> Void = { value in
-                    let first = resumed.withLock { done in
-                        defer { done = true }
-                        return !done
-                    }
-                    if first { continuation.resume(returning: value) }
-                }
-                DispatchQueue.global().async {
-                    let error = UnsafeMutablePointer<CChar>.allocate(capacity: errorSize)
-                    error.initialize(repeating: 0, count: errorSize)
-                    defer { error.deallocate() }
-                    resume(body(error))
-                }
-                let (seconds, attoseconds) = limit.components
-                let nanoseconds = Int(min(max(seconds, 0), 1 << 30)) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
-                    resume(givingUp)
-                }
+            let outcome = SharedOutcome<Value>()
+            let caller = outcome.join() // before the thread or the deadline could end or leave
+            DispatchQueue.global().async {
+                let error = UnsafeMutablePointer<CChar>.allocate(capacity: errorSize)
+                error.initialize(repeating: 0, count: errorSize)
+                defer { error.deallocate() }
+                outcome.end(with: .success(body(error)))
             }
+            let (seconds, attoseconds) = limit.components
+            let nanoseconds = Int(min(max(seconds, 0), 1 << 30)) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+                outcome.leave(caller)
+            }
+            // Not left at the caller's cancellation: the call may still store.
+            if case .success(let value)? = await outcome.waitWithoutCancellation(caller) { return value }
+            return givingUp
         }
 
         static func withCStrings<Value>(

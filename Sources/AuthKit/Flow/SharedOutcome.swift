@@ -1,0 +1,127 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// One outcome that several callers wait for, each free to stop waiting
+/// before it comes: a refresh under way (``RefreshCoordinator``), a key set
+/// being fetched (``KeySetCache``), a refresh ahead of time that a caller
+/// waits for only so long (``CredentialSource/current(at:)``), a Secret
+/// Service call on a thread of its own.
+///
+/// A caller joins (``join()``) and waits (``wait(_:)``). It leaves when its
+/// task is cancelled, or when something else decides it has waited long
+/// enough (``leave(_:)``, from a deadline): its wait then returns `nil` at
+/// once. Whatever produces the outcome goes on regardless, and hands it
+/// over with ``end(with:)``, which says whether any caller was still there
+/// to take it; callers that join later get it at once. When the last caller
+/// leaves before the outcome, `whenEveryoneLeft` runs (the refresh
+/// coordinator cancels its flight: nobody is left to take a rotated token).
+///
+/// Awaiting the producing task itself held a cancelled caller for as long
+/// as that task took (up to a request's 30 s). Four hand-written copies of
+/// this wait each had to get the same races right: a caller cancelled
+/// before it begins to wait, an outcome that comes as a caller leaves, a
+/// continuation resumed exactly once.
+package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
+    /// One caller's place among those waiting.
+    package struct Ticket: Hashable, Sendable {
+        fileprivate let number: UInt64
+    }
+
+    private typealias Waiter = CheckedContinuation<Result<Value, any Error>?, Never>
+
+    private let lock = ThreadLock()
+    private let whenEveryoneLeft: (@Sendable () -> Void)?
+    // Every field below under `lock`.
+    private var outcome: Result<Value, any Error>?
+    /// Callers that joined and have not left: waiting already, or about to.
+    private var present: Set<UInt64> = []
+    private var waiters: [UInt64: Waiter] = [:]
+    private var lastTicket: UInt64 = 0
+
+    package init(whenEveryoneLeft: (@Sendable () -> Void)? = nil) {
+        self.whenEveryoneLeft = whenEveryoneLeft
+    }
+
+    /// A place for one more caller, taken before anything can end or leave
+    /// for it (a deadline registered with the ticket, the producer started).
+    package func join() -> Ticket {
+        lock.withLock {
+            lastTicket += 1
+            present.insert(lastTicket)
+            return Ticket(number: lastTicket)
+        }
+    }
+
+    /// The outcome, once it comes; `nil` when the caller left first: its
+    /// task cancelled (before or during the wait) or ``leave(_:)``. An
+    /// outcome already there is returned even to a caller that has left.
+    package func wait(_ ticket: Ticket) async -> Result<Value, any Error>? {
+        await withTaskCancellationHandler {
+            await waitWithoutCancellation(ticket)
+        } onCancel: {
+            leave(ticket)
+        }
+    }
+
+    /// ``wait(_:)`` for a caller whose task's cancellation must not cut it
+    /// short: only ``leave(_:)`` does. A Secret Service call waited for so
+    /// may still change what is stored, and a caller that went on at its
+    /// cancellation would say it failed.
+    package func waitWithoutCancellation(_ ticket: Ticket) async -> Result<Value, any Error>? {
+        await withCheckedContinuation { (continuation: Waiter) in
+            let ready = lock.withLock { () -> Result<Value, any Error>?? in
+                if let outcome { return .some(outcome) }
+                // Left before it got here (its cancellation handler ran first).
+                guard present.contains(ticket.number) else { return .some(nil) }
+                waiters[ticket.number] = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// Joins and waits, as a caller with nothing else to do meanwhile.
+    /// - Throws: the outcome's error, or ``AuthKitError/cancelled`` when the
+    ///   caller's task was cancelled first.
+    package func value() async throws -> Value {
+        guard let outcome = await wait(join()) else { throw AuthKitError.cancelled }
+        return try outcome.get()
+    }
+
+    /// The caller stops waiting, unless the outcome is there already (then
+    /// nothing changes). Leaving twice is leaving once.
+    package func leave(_ ticket: Ticket) {
+        let (waiter, last) = lock.withLock { () -> (Waiter?, Bool) in
+            guard outcome == nil, present.remove(ticket.number) != nil else { return (nil, false) }
+            return (waiters.removeValue(forKey: ticket.number), present.isEmpty)
+        }
+        waiter?.resume(returning: nil)
+        if last { whenEveryoneLeft?() }
+    }
+
+    /// Hands `result` to the callers waiting and to any that join later.
+    /// Only the first outcome counts.
+    /// - Returns: whether any caller that joined had not left (`false` when
+    ///   every one had gone, or none had come): nobody took it otherwise.
+    @discardableResult
+    package func end(with result: Result<Value, any Error>) -> Bool {
+        let (waiting, taken) = lock.withLock { () -> ([Waiter], Bool) in
+            guard outcome == nil else { return ([], false) }
+            outcome = result
+            defer { waiters = [:] }
+            return (Array(waiters.values), !present.isEmpty)
+        }
+        for waiter in waiting { waiter.resume(returning: result) }
+        return taken
+    }
+
+    /// The outcome, if it has come.
+    package var ended: Result<Value, any Error>? { lock.withLock { outcome } }
+
+    /// Callers waiting now (joined, in ``wait(_:)``, not left): for a test
+    /// to know they are all there before it lets the outcome come.
+    package var waiting: Int { lock.withLock { waiters.count } }
+}
