@@ -798,6 +798,34 @@ import Testing
         }
     }
 
+    /// `expires_in: 0` (and `refresh_token_expires_in: 0`) say nothing of
+    /// the lifetime, as golang.org/x/oauth2 reads them. Read as "expired
+    /// when issued", the token was found due at once: every use refreshed
+    /// it, each refresh spending a rotating refresh token.
+    @Test func aLifetimeOfZeroSaysNothingOfTheLifetime() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(
+                    #"{"access_token":"renewed","token_type":"Bearer","expires_in":0,"refresh_token":"refresh-2","refresh_token_expires_in":"0"}"#
+                )
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
+            let refreshed = try await client.refresh(expired)
+            #expect(refreshed.accessToken == "renewed")
+            #expect(refreshed.expiresAt == nil)
+            #expect(refreshed.refreshTokenExpiresAt == nil)
+            #expect(!RefreshPolicy().isDue(refreshed, at: fixedNow))
+            // Used through a credential source, it is not refreshed again.
+            let store = InMemoryCredentialStore()
+            try await store.save(refreshed)
+            let source = CredentialSource(authenticator: client, store: store, key: refreshed.key)
+            #expect(try await source.current(at: fixedNow).accessToken == "renewed")
+            #expect(server.requests(to: "/token").count == 1)
+        }
+    }
+
     /// `"scope": ""` in a refresh answer kept no scopes, and a client
     /// credentials grant's next renewal then asked for none. Kept as an
     /// absent `scope` is (RFC 6749 §6).

@@ -12,7 +12,8 @@
 ///   that says what arrived (an HTML error page, say) without echoing it.
 /// - An error member (default `error`) makes the response an error **whatever
 ///   the status**, because GitHub and Slack report errors with HTTP 200.
-/// - `expires_in` may be a number, a numeric string or null; other types are errors.
+/// - `expires_in` may be a number, a numeric string or null; other types are
+///   errors, and `0` is taken as absent (no lifetime said).
 /// - Every member is kept in ``Credential/rawFields``, within bounds
 ///   (``KeptMembers``): one nested too deep or too large is left out and
 ///   named in ``Fields/notKept``.
@@ -422,6 +423,11 @@ package struct TokenResponseParser: Sendable {
     }
 
     /// A lifetime in seconds (`expires_in`, `refresh_token_expires_in`).
+    ///
+    /// `0` says nothing of the lifetime, as an absent member does (so
+    /// golang.org/x/oauth2 reads it): no server issues a token already
+    /// expired. Read as "expired when issued", every use of the token
+    /// refreshed it, each refresh spending a rotating refresh token.
     private func seconds(_ paths: FieldPaths, in object: [String: JSONValue]) throws -> TimeInterval? {
         guard let (path, value) = paths.firstValue(in: object) else { return nil }
         let seconds: Double?
@@ -444,7 +450,7 @@ package struct TokenResponseParser: Sendable {
                     .invalidField(path.description),
                     "'\(path)' must be a number of seconds (a number or numeric string), got \(got)"))
         }
-        return lifetime
+        return lifetime == 0 ? nil : lifetime
     }
 
     /// The granted scopes (RFC 6749 §5.1). A scope that repeats a secret
