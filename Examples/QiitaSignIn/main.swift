@@ -4,8 +4,11 @@ import AuthKit
 import Foundation
 import HTTPTypes
 
-// 1. The provider, from the bundled providers/qiita.json (or your override of it).
-let qiita = try ProviderCatalog.standard().descriptor(id: "qiita")
+// 1. The provider, from the bundled providers/qiita.json (or your override of it;
+//    what an override moves or turns off is told, as authkit tells it).
+let catalog = ProviderCatalog.standard()
+let qiita = try catalog.descriptor(id: "qiita")
+for note in catalog.overrideNotes(for: "qiita") { print("note: \(note)") }
 
 // 2. Your app's client id and secret: from AUTHKIT_QIITA_CLIENT_ID and
 //    AUTHKIT_QIITA_CLIENT_SECRET, or from $AUTHKIT_HOME/config.json.

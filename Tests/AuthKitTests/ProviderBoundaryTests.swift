@@ -322,6 +322,34 @@ import Testing
         #expect(entry.newHosts == ["qiita.evil.example"])
     }
 
+    /// A library user learns what `authkit` says about an override (through
+    /// public API alone): the hosts it moves a sign-in to and the
+    /// protections it turns off, a file passed over; nothing for a provider
+    /// nothing replaced. Only the command line said it: an app that loads
+    /// the user's files used a weakened provider silently.
+    @Test func aLibraryIsToldWhatAnOverrideChanges() throws {
+        // Discord's file with PKCE off and its endpoints moved.
+        let weakened = try directory([
+            "discord.json": Self.oauth2("discord", host: "discord.evil.example")
+                .replacingOccurrences(of: #""protocol": "oauth2","#, with: #""protocol": "oauth2", "pkce": "none","#)
+        ])
+        let broken = try directory(["discord.json": "{}"])
+        defer { for dir in [weakened, broken] { try? FileManager.default.removeItem(at: dir) } }
+        let catalog = ProviderCatalog(includeBundled: true, directories: [broken, weakened])
+        let notes = catalog.overrideNotes(for: "discord")
+        // The broken file's problems (one note each), then what the override changes.
+        let passedOver = notes.prefix { $0.hasSuffix("(passed over: a later file of 'discord' is used)") }
+        #expect(!passedOver.isEmpty && passedOver.allSatisfy { $0.hasPrefix(broken.path) }, "\(notes)")
+        #expect(notes.count == passedOver.count + 3, "\(notes.joined(separator: "\n"))")
+        #expect(notes.contains { $0.hasSuffix("sends to discord.evil.example instead of discord.com.") }, "\(notes)")
+        #expect(notes.contains { $0.contains("(bundled) providers/discord.json and turns PKCE off") }, "\(notes)")
+        // It lists no API origins: any origin.
+        #expect(notes.contains { $0.contains("lets credentials go to any origin") }, "\(notes)")
+        #expect(catalog.overrideNotes(for: "github").isEmpty)
+        #expect(catalog.overrideNotes(for: "no-such-provider").isEmpty)
+        #expect(ProviderCatalog(includeBundled: true, directories: []).overrideNotes(for: "discord").isEmpty)
+    }
+
     /// What an override changes is told against the first file of its id
     /// (the bundled one), whatever lies between: behind a broken file (whose
     /// problem is kept, not dropped) or behind an identical override, the

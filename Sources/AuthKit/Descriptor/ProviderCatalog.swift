@@ -484,6 +484,52 @@ public struct ProviderCatalog: Sendable {
         }
     }
 
+    /// What a program loading the user's files should tell its user about
+    /// the file that provides `id`, in sentences: files of that id passed
+    /// over because they failed to load, and what the file changes against
+    /// the first one of its id (the bundled one, when there is one) where
+    /// that moves a sign-in or weakens it: hosts it sends to that the
+    /// first did not, a protection it turns off (PKCE, the issuer and its
+    /// `iss` check, ID token verification, DPoP, a loopback redirect), the
+    /// token endpoint moved, API or git origins its credentials may now go
+    /// to. Empty for a provider nothing replaced, or an override that
+    /// changes none of these.
+    ///
+    /// A file someone else placed in `$AUTHKIT_HOME/providers` must not
+    /// redirect or weaken a sign-in silently: ``standard(additional:environment:)``
+    /// refuses one another user could write, and `authkit` prints these on
+    /// standard error before it uses the provider. An app that loads the
+    /// user's files should show or log them as well.
+    public func overrideNotes(for id: String) -> [String] {
+        guard case .entry(let entry)? = resolve(id) else { return [] }
+        var notes = entry.passedOver.map { "\($0) (passed over: a later file of '\(id)' is used)" }
+        guard let original = entry.original else { return notes }
+        let replacing = "'\(id)' comes from \(entry.file), which replaces \(original.source) and"
+        if !entry.newHosts.isEmpty {
+            let hosts = entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")
+            let before = original.defaultedEndpointHosts.sorted().joined(separator: ", ")
+            notes.append("\(replacing) sends to \(hosts) instead of \(before).")
+        }
+        if !entry.weakenedProtections.isEmpty {
+            notes.append("\(replacing) \(entry.weakenedProtections.joined(separator: ", ")).")
+        }
+        if let added = entry.addedAPIOrigins {
+            let shown =
+                added.isEmpty
+                ? "any origin (it lists no api.origins)"
+                : added.map { DisplayText.sanitized($0, limit: 120) }.joined(separator: ", ")
+            notes.append(
+                "\(replacing) lets credentials go to \(shown) as well as \(original.apiOrigins.patterns.joined(separator: ", "))."
+            )
+        }
+        if let added = entry.addedGitOrigins {
+            let shown = added.map { DisplayText.sanitized($0, limit: 120) }.joined(separator: ", ")
+            let before = original.git.map { " as well as " + $0.origins.patterns.joined(separator: ", ") } ?? ""
+            notes.append("\(replacing) gives git the token at \(shown)\(before).")
+        }
+        return notes
+    }
+
     /// Known ids within a small edit distance of `id`, nearest first.
     package func suggestions(for id: String) -> [String] {
         let scored = ids.map { ($0, Self.editDistance(id.lowercased(), $0)) }

@@ -260,7 +260,8 @@ struct Workspace {
     }
 
     /// The descriptor for `id`. One that replaces a bundled descriptor and
-    /// sends to hosts the bundled one did not is announced on standard error:
+    /// sends to hosts the bundled one did not, or weakens its sign-in, is
+    /// announced on standard error (``ProviderCatalog/overrideNotes(for:)``):
     /// a file someone else placed must not redirect sign-ins silently.
     func descriptor(_ id: String) throws -> ProviderDescriptor {
         let descriptor: ProviderDescriptor
@@ -273,37 +274,8 @@ struct Workspace {
                 status: .badInput)
         }
         if let sandbox { return descriptor.pointed(atSandbox: sandbox) }
-        for issue in catalog.entry(id: id)?.passedOver ?? [] {
-            Console.errOnce("authkit: warning: \(issue) (passed over: a later file of '\(id)' is used)")
-        }
-        if let entry = catalog.entry(id: id), !entry.newHosts.isEmpty {
-            Console.errOnce(
-                "authkit: note: '\(id)' comes from \(entry.file), which replaces \(entry.original?.source ?? "another descriptor") and sends to \(entry.newHosts.map { DisplayText.sanitized($0) }.joined(separator: ", ")) instead of \(entry.original.map { $0.defaultedEndpointHosts.sorted().joined(separator: ", ") } ?? "?")."
-            )
-        }
-        // And one that turns a protection off, or moves the token endpoint.
-        if let entry = catalog.entry(id: id), let replaced = entry.original, !entry.weakenedProtections.isEmpty {
-            Console.errOnce(
-                "authkit: note: '\(id)' comes from \(entry.file), which replaces \(replaced.source) and \(entry.weakenedProtections.joined(separator: ", "))."
-            )
-        }
-        // So is one that lets credentials go to more API origins than the file it replaces.
-        if let entry = catalog.entry(id: id), let replaced = entry.original, let added = entry.addedAPIOrigins {
-            let shown =
-                added.isEmpty
-                ? "any origin (it lists no api.origins)"
-                : added.map { DisplayText.sanitized($0, limit: 120) }.joined(separator: ", ")
-            Console.errOnce(
-                "authkit: note: '\(id)' comes from \(entry.file), which replaces \(replaced.source) and lets credentials go to \(shown) as well as \(replaced.apiOrigins.patterns.joined(separator: ", "))."
-            )
-        }
-        // And one that gives git the token at more hosts.
-        if let entry = catalog.entry(id: id), let replaced = entry.original, let added = entry.addedGitOrigins {
-            let before = replaced.git.map { " as well as " + $0.origins.patterns.joined(separator: ", ") } ?? ""
-            Console.errOnce(
-                "authkit: note: '\(id)' comes from \(entry.file), which replaces \(replaced.source) and gives git the token at \(added.map { DisplayText.sanitized($0, limit: 120) }.joined(separator: ", "))\(before)."
-            )
-        }
+        // Files passed over, and an override that moves or weakens a sign-in.
+        for note in catalog.overrideNotes(for: id) { Console.errOnce("authkit: note: \(note)") }
         return descriptor
     }
 
