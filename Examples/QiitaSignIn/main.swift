@@ -8,7 +8,7 @@ import HTTPTypes
 //    what an override moves or turns off is told, as authkit tells it).
 let catalog = ProviderCatalog.standard()
 let qiita = try catalog.descriptor(id: "qiita")
-for note in catalog.overrideNotes(for: "qiita") { print("note: \(note)") }
+for note in catalog.overrideNotes(for: "qiita") { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
 
 // 2. Your app's client id and secret: from AUTHKIT_QIITA_CLIENT_ID and
 //    AUTHKIT_QIITA_CLIENT_SECRET, or from $AUTHKIT_HOME/config.json.

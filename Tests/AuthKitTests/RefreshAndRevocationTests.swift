@@ -798,8 +798,8 @@ import Testing
         }
     }
 
-    /// `expires_in: 0` (and `refresh_token_expires_in: 0`) say nothing of
-    /// the lifetime, as golang.org/x/oauth2 reads them. Read as "expired
+    /// `expires_in: 0` says nothing of the lifetime, as golang.org/x/oauth2
+    /// reads it (and `refresh_token_expires_in: 0` likewise). Read as "expired
     /// when issued", the token was found due at once: every use refreshed
     /// it, each refresh spending a rotating refresh token.
     @Test func aLifetimeOfZeroSaysNothingOfTheLifetime() async throws {

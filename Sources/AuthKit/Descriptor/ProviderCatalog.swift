@@ -527,7 +527,9 @@ public struct ProviderCatalog: Sendable {
             let before = original.git.map { " as well as " + $0.origins.patterns.joined(separator: ", ") } ?? ""
             notes.append("\(replacing) gives git the token at \(shown)\(before).")
         }
-        return notes
+        // Paths and origins from files (a directory the caller added) are
+        // shown as text too: no terminal escape reaches where they are printed.
+        return notes.map { DisplayText.sanitized($0, limit: 2_000) }
     }
 
     /// Known ids within a small edit distance of `id`, nearest first.

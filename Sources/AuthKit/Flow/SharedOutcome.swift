@@ -56,8 +56,10 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     }
 
     /// The outcome, once it comes; `nil` when the caller left first: its
-    /// task cancelled (before or during the wait) or ``leave(_:)``. An
-    /// outcome already there is returned even to a caller that has left.
+    /// task cancelled (before or during the wait) or ``leave(_:)``. A
+    /// caller that left gets `nil` even if the outcome came after it went
+    /// (``end(with:)`` said nobody took it, and its producer acted on that);
+    /// one that leaves after the outcome came has not left.
     package func wait(_ ticket: Ticket) async -> Result<Value, any Error>? {
         await withTaskCancellationHandler {
             await waitWithoutCancellation(ticket)
@@ -73,9 +75,11 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     package func waitWithoutCancellation(_ ticket: Ticket) async -> Result<Value, any Error>? {
         await withCheckedContinuation { (continuation: Waiter) in
             let ready = lock.withLock { () -> Result<Value, any Error>?? in
-                if let outcome { return .some(outcome) }
-                // Left before it got here (its cancellation handler ran first).
+                // Left before it got here (its cancellation handler ran
+                // first, or a deadline): nothing, even if the outcome came
+                // since, as ``end(with:)`` then said nobody took it.
                 guard present.contains(ticket.number) else { return .some(nil) }
+                if let outcome { return .some(outcome) }
                 waiters[ticket.number] = continuation
                 return nil
             }
@@ -92,7 +96,7 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     }
 
     /// The caller stops waiting, unless the outcome is there already (then
-    /// nothing changes). Leaving twice is leaving once.
+    /// nothing changes: it is the caller's). Leaving twice is leaving once.
     package func leave(_ ticket: Ticket) {
         let (waiter, last) = lock.withLock { () -> (Waiter?, Bool) in
             guard outcome == nil, present.remove(ticket.number) != nil else { return (nil, false) }
