@@ -41,6 +41,42 @@ import Testing
         }
     }
 
+    /// Slack's user token with rotation: the sign-in's answer nests the
+    /// tokens in `authed_user`, a refresh's answer has them at the top
+    /// level. The refreshed credential kept the sign-in's `authed_user`
+    /// whole, its spent refresh token and first access token with it,
+    /// stored and shown as the credential's own; what says whose the grant
+    /// is (`authed_user.id`, `team`) is kept.
+    @Test func aSlackRefreshKeepsNoneOfTheSignInsTokens() async throws {
+        try await withServer { server in
+            server.route("POST", "/api/oauth.v2.access") { request in
+                request.bodyText.contains("grant_type=refresh_token")
+                    ? .json(
+                        #"{"ok":true,"access_token":"xoxe.xoxp-2","refresh_token":"xoxe-2","expires_in":43200,"token_type":"user","scope":"users:read"}"#
+                    )
+                    : .json(
+                        #"{"ok":true,"authed_user":{"id":"U1","scope":"users:read","access_token":"xoxe.xoxp-1","refresh_token":"xoxe-1","expires_in":43200,"token_type":"user"},"team":{"id":"T1"}}"#
+                    )
+            }
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("slack", pointingTo: server),
+                settings: ClientSettings(clientID: "slack-client", clientSecret: "slack-secret"))
+            let pending = try await client.startAuthorization(
+                redirectURI: URL(string: "http://localhost:8765/callback")
+            )
+            .pending
+            let signedIn = try await client.exchange(code: "c", pending: pending)
+            #expect(signedIn.accessToken == "xoxe.xoxp-1" && signedIn.refreshToken == "xoxe-1")
+            let refreshed = try await client.refresh(signedIn)
+            #expect(refreshed.accessToken == "xoxe.xoxp-2" && refreshed.refreshToken == "xoxe-2")
+            let user = refreshed.rawFields["authed_user"]
+            #expect(user == .object(["id": .string("U1"), "token_type": .string("user")]))
+            #expect(refreshed.rawFields["team"] == .object(["id": .string("T1")]))
+            let stored = String(decoding: try JSONEncoder().encode(refreshed.rawFields), as: UTF8.self)
+            #expect(!stored.contains("xoxe.xoxp-1") && !stored.contains("xoxe-1\""), "\(stored)")
+        }
+    }
+
     /// Slack's `token_type` says `user` or `bot`: `assumeBearer` makes the
     /// token usable as a Bearer token, read from `authed_user`.
     @Test func slackUserTokenIsReadFromAuthedUserAsBearer() async throws {

@@ -460,6 +460,26 @@ import Testing
         #expect(issue.description == "/home/u/.config/authkit/providers/x.json: field 'token.url': must use https.")
     }
 
+    /// What a later answer must not inherit is taken out where a path
+    /// points (TokenEndpointCalls): nested in a member or an array's
+    /// element, the rest left as it was; an array is never renumbered.
+    @Test func aFieldPathIsRemovedWhereItPoints() throws {
+        let object: [String: JSONValue] = [
+            "data": .array([.object(["access_token": .string("inner"), "user_id": .integer(7)]), .string("second")]),
+            "authed_user": .object(["access_token": .string("user"), "id": .string("U1")]),
+            "token": .string("top"),
+        ]
+        let nested = try #require(FieldPath("authed_user.access_token")).removed(from: object)
+        #expect(nested["authed_user"] == .object(["id": .string("U1")]) && nested["data"] == object["data"])
+        let inArray = try #require(FieldPath("data[0].access_token")).removed(from: object)
+        #expect(inArray["data"] == .array([.object(["user_id": .integer(7)]), .string("second")]))
+        #expect(try #require(FieldPath("token")).removed(from: object)["token"] == nil)
+        // Absent, or ending at an index: unchanged.
+        #expect(try #require(FieldPath("data[5].access_token")).removed(from: object) == object)
+        #expect(try #require(FieldPath("authed_user.scope.x")).removed(from: object) == object)
+        #expect(try #require(FieldPath("data[1]")).removed(from: object) == object)
+    }
+
     @Test func fieldPaths() throws {
         let object: [String: JSONValue] = [
             "data": .array([.object(["access_token": .string("inner")])]),

@@ -53,6 +53,30 @@ package struct FieldPath: Sendable, Hashable, CustomStringConvertible {
         }
         return current
     }
+
+    /// `object` without the value at this path (as it was when there is
+    /// none). A path that ends in an array index leaves the array whole:
+    /// taking an element out would renumber the others.
+    package func removed(from object: [String: JSONValue]) -> [String: JSONValue] {
+        guard case .object(let members) = Self.removing(components[...], from: .object(object)) else { return object }
+        return members
+    }
+
+    private static func removing(_ components: ArraySlice<Component>, from value: JSONValue) -> JSONValue {
+        guard let first = components.first else { return value }
+        let rest = components.dropFirst()
+        switch (first, value) {
+        case (.member(let name), .object(var members)):
+            guard let inner = members[name] else { return value }
+            members[name] = rest.isEmpty ? nil : removing(rest, from: inner)
+            return .object(members)
+        case (.index(let index), .array(var elements)) where !rest.isEmpty && elements.indices.contains(index):
+            elements[index] = removing(rest, from: elements[index])
+            return .array(elements)
+        default:
+            return value
+        }
+    }
 }
 
 /// One or more ``FieldPath``s tried in order; the first present value wins.

@@ -30,5 +30,13 @@ package struct TokenResponseMapping: Sendable, Hashable {
 
     /// RFC 6749's own names: what a descriptor without a `response` gets.
     /// (Made by the same resolution as a file's, so the defaults stay in one place.)
+    /// Where this mapping reads what describes a token (RFC 6749 §5.1: the
+    /// token, its type, its lifetime, the refresh token and its lifetime,
+    /// the scope): a later answer that does not repeat one of them must not
+    /// inherit the earlier answer's (``TokenEndpointCalls``).
+    package var tokenDescriptionPaths: [FieldPath] {
+        [accessToken, tokenType, expiresIn, refreshToken, refreshTokenExpiresIn, scope].flatMap(\.paths)
+    }
+
     package static let standard = DescriptorFile.resolve(nil, over: nil)
 }

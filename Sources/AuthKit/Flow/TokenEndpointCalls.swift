@@ -846,6 +846,22 @@ final class TokenEndpointCalls: Sendable {
         let inherited = earlier.lazy.filter { step == .followUpExchange || !Self.describeTheToken.contains($0.key) }
             .map { ($0.key, $0.value) }
         merged.merge(inherited) { answer, _ in answer }
+        // Where the descriptor reads them elsewhere (Qiita's `token`;
+        // Slack's `authed_user.access_token`, `.refresh_token`,
+        // `.expires_in`, `.scope`): an inherited member keeps what says
+        // whose the grant is (`authed_user.id`), not the spent tokens and
+        // the earlier lifetime. A Slack user token's refresh answers at the
+        // top level, and every refresh then stored the sign-in's tokens
+        // beside the new ones, shown as the credential's own.
+        if step != .followUpExchange {
+            for path in token.response.tokenDescriptionPaths {
+                // The standard names were left out above.
+                guard case .member(let top)? = path.components.first,
+                    path.components.count > 1 || !Self.describeTheToken.contains(top), fields.raw[top] == nil
+                else { continue }
+                merged = path.removed(from: merged)
+            }
+        }
         guard merged.count > fields.raw.count else { return merged }
         let bounded = KeptMembers.bounded(merged, preferring: TokenResponseParser.membersRead, level: 4)
         guard !bounded.dropped.isEmpty else { return bounded.kept }
