@@ -446,6 +446,60 @@ import Testing
         }
     }
 
+    /// The retry after a resource server's `use_dpop_nonce` is signed with
+    /// the nonce that refusal named, not the origin's latest: two requests
+    /// to one API at once, the other's answer (with an older nonce) came
+    /// between the refusal and the retry, and the retry was refused again.
+    /// Here the origin's latest is another one when the retry is signed.
+    @Test func aRetryIsSignedWithItsRefusalsNonceWhateverCameSince() async throws {
+        let origin = "https://rs-\(UUID().uuidString.prefix(8).lowercased()).example"
+        let url = URL(string: "\(origin)/api")!
+        var credential = Credential(providerID: "bound", accessToken: "at", tokenType: "DPoP")
+        credential.proofKey = ProofKey()
+        let json = """
+            {"id": "bound", "protocol": "oauth2", "authorization": {"url": "https://as.example/a"},
+             "token": {"url": "https://as.example/t"}}
+            """
+        let descriptor = try ProviderDescriptor(json: Data(json.utf8), source: "bound.json")
+        DPoPNonces.shared.remember([DPoPProof.nonceHeaderName: "another-answers"], for: origin, from: .resource)
+        func nonce(given: String?) async throws -> String? {
+            let request = try await DPoPProof.authorized(
+                HTTPRequest(method: .get, url: url), url: url, token: credential, key: credential.proofKey!,
+                descriptor: descriptor, nonce: given)
+            return try parts(try #require(request.headerFields[DPoPProof.headerName])).claims["nonce"] as? String
+        }
+        #expect(try await nonce(given: "the-refusals") == "the-refusals")
+        #expect(try await nonce(given: nil) == "another-answers")
+    }
+
+    /// A `use_dpop_nonce` refusal that names no nonce (or one that is not
+    /// one) is the answer: a retry would carry the same proof's nonce and be
+    /// refused again. Who-am-I and UserInfo sent it once more.
+    @Test func aNonceRefusalWithoutANonceIsNotRetried() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at","token_type":"DPoP","expires_in":3600}"#)
+            }
+            for path in ["/api", "/me"] {
+                server.route("GET", path) { _ in
+                    .json("{}", status: 401, headers: [("WWW-Authenticate", #"DPoP error="use_dpop_nonce""#)])
+                }
+            }
+            let source = try await boundSource(server)
+            let (response, _) = try await source.send(
+                HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/api")!))
+            #expect(response.status == .unauthorized)
+            #expect(server.requests(to: "/api").count == 1)
+            let client = try OAuth2Client(
+                descriptor: descriptor(server, dpop: true, whoAmI: true),
+                settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
+            let (_, pending) = try await client.startAuthorization()
+            let credential = try await client.exchange(code: "c1", pending: pending)
+            await #expect(throws: AuthKitError.self) { _ = try await client.whoAmI(credential) }
+            #expect(server.requests(to: "/me").count == 1)
+        }
+    }
+
     /// The client credentials grant with `dpop: on`: a Bearer answer to
     /// the proof is refused, not stored (RFC 9449 §5), as at a sign-in.
     @Test func aClientCredentialsTokenAnsweredBearerToAProofIsRefused() async throws {

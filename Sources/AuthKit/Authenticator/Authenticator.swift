@@ -166,12 +166,15 @@ extension Authenticator {
     ///
     /// A DPoP-bound credential (RFC 9449 §7.1) goes as `Authorization: DPoP
     /// <token>` with a fresh proof for this request's method and URL, its
-    /// `ath` the token's hash, and the resource server's latest nonce (§9).
-    package func authorize(_ request: OutgoingRequest, with credential: Credential) async throws -> OutgoingRequest {
+    /// `ath` the token's hash, and `nonce` (a refusal's, for its retry) or
+    /// the resource server's latest nonce (§9).
+    package func authorize(
+        _ request: OutgoingRequest, with credential: Credential, nonce: String? = nil
+    ) async throws -> OutgoingRequest {
         var authorized = request
         if let key = credential.proofKey, credential.kind == .oauth2 {
             authorized.head = try await DPoPProof.authorized(
-                request.head, url: request.url, token: credential, key: key, descriptor: descriptor)
+                request.head, url: request.url, token: credential, key: key, descriptor: descriptor, nonce: nonce)
         } else {
             authorized.head = try authorize(request.head, body: request.body, with: credential)
             // An authenticator of the caller's that moved the request (a token

@@ -691,11 +691,13 @@ public struct CredentialSource: Sendable {
             || (request.body == nil && (request.head.method == .get || request.head.method == .head))
     }
 
-    /// ``open(_:with:until:policy:)``, and once more when a resource server
-    /// asks for a nonce. RFC 9449 §9: one that wants a nonce in the proof
-    /// answers 401 `use_dpop_nonce` with one; the request is sent once more
-    /// with it, and only once (a server that names a fresh nonce at every
-    /// answer gets its 401 returned, not a loop).
+    /// ``open(_:with:until:policy:nonce:)``, and once more when a resource
+    /// server asks for a nonce. RFC 9449 §9: one that wants a nonce in the
+    /// proof answers 401 `use_dpop_nonce` with one; the request is sent once
+    /// more with that nonce (not the origin's latest, which another
+    /// request's answer may have replaced meanwhile), and only once (a
+    /// server that names a fresh nonce at every answer gets its 401
+    /// returned, not a loop).
     private func openGivingNonce(
         _ request: OutgoingRequest, with credential: Credential, until end: ContinuousClock.Instant,
         policy: RequestPolicy
@@ -705,16 +707,21 @@ public struct CredentialSource: Sendable {
             Self.maySendAgain(request, after: opened),
             BearerChallenge(fields: opened.headers[values: .wwwAuthenticate], scheme: "dpop")?.error
                 == "use_dpop_nonce",
-            opened.headers.contains(DPoPProof.nonceHeaderName)
+            let given = DPoPNonces.nonce(in: opened.headers)
         else { return opened }
         opened.body.cancel()
-        return try await open(request, with: credential, until: end, policy: policy)
+        // For the origin that refused (the request's own, or a redirect's).
+        return try await open(
+            request, with: credential, until: end, policy: policy, nonce: (opened.url.origin, given))
     }
 
     private func open(
         _ request: OutgoingRequest, with credential: Credential, until end: ContinuousClock.Instant,
-        policy: RequestPolicy
+        policy: RequestPolicy, nonce given: (origin: String, nonce: String)? = nil
     ) async throws -> OpenedResponse {
+        let nonce: @Sendable (OutgoingRequest) -> String? = { hop in
+            given.flatMap { $0.origin == hop.url.origin ? $0.nonce : nil }
+        }
         let authenticator = self.authenticator
         let transport = self.transport
         // The first hop is authorized here, before the deadline's task: a
@@ -725,7 +732,8 @@ public struct CredentialSource: Sendable {
         // row, perf). From this task the hop runs on this thread. The
         // signing waits on nothing, so it needs no deadline; the hops of
         // redirects followed are authorized inside.
-        let first = LockedValue<OutgoingRequest?>(try await authenticator.authorize(request, with: credential))
+        let first = LockedValue<OutgoingRequest?>(
+            try await authenticator.authorize(request, with: credential, nonce: nonce(request)))
         let opened = try await withDeadline(
             end - ContinuousClock.now, allowed: policy.deadline, display: request.displayURL,
             stoppedBy: transport.deadlineStop
@@ -736,7 +744,7 @@ public struct CredentialSource: Sendable {
                     return value
                 }
                 if let prepared { return prepared }
-                return try await authenticator.authorize(hop, with: credential)
+                return try await authenticator.authorize(hop, with: credential, nonce: nonce(hop))
             }
         }
         // A resource server may hand out the next nonce with any answer (§9).

@@ -90,8 +90,9 @@ package final class DPoPNonces: Sendable {
     package static let shared = DPoPNonces()
 
     /// Whose nonce it is. RFC 9449 keeps them apart: the authorization
-    /// server's (§8) goes in proofs to its token, PAR and device endpoints,
-    /// a resource server's (§9) in proofs to its API (UserInfo included).
+    /// server's (§8) goes in proofs to its token endpoint (AuthKit's PAR and
+    /// device requests carry none: `dpop_jkt` binds the code, §10), a
+    /// resource server's (§9) in proofs to its API (UserInfo included).
     /// Kept by origin alone, where both share one (`https://api.example/oauth/token`
     /// and `/v1/…`) a refresh's nonce replaced the API's, and the next API
     /// call was refused `use_dpop_nonce` again (and the other way round).
@@ -154,11 +155,14 @@ package final class DPoPNonces: Sendable {
 extension DPoPProof {
     /// `request` with `credential`'s DPoP-bound token and a proof for it
     /// (RFC 9449 §7.1): `Authorization: DPoP <token>` and `DPoP: <proof>`.
-    /// The proof's `ath` binds it to the token, and it carries the latest
-    /// nonce `url`'s origin handed out (§9).
+    /// The proof's `ath` binds it to the token, and it carries `nonce`, the
+    /// one a refusal of this request named, else the latest nonce `url`'s
+    /// origin handed out (§9). A retry signed with the latest instead was
+    /// refused again when another request's answer, with an older nonce,
+    /// came between the refusal and the retry.
     package static func authorized(
         _ request: HTTPRequest, url: URL, token credential: Credential, key: ProofKey, descriptor: ProviderDescriptor,
-        now: Date = Date()
+        nonce given: String? = nil, now: Date = Date()
     ) async throws -> HTTPRequest {
         guard credential.providerID == descriptor.id else {
             throw AuthKitError.misuse(
@@ -181,7 +185,8 @@ extension DPoPProof {
         var request = request
         request.headerFields[.authorization] = "DPoP \(credential.accessToken)"
         request.headerFields[headerName] = try await make(
-            key: key, method: request.method, url: url, nonce: DPoPNonces.shared[url.origin, server: .resource],
+            key: key, method: request.method, url: url,
+            nonce: given ?? DPoPNonces.shared[url.origin, server: .resource],
             accessToken: credential.accessToken, now: now)
         return request
     }

@@ -70,13 +70,14 @@ extension OAuth2Client {
     func bearerGET(_ url: URL, with credential: Credential, step: FlowStep) async throws -> IncomingResponse {
         var policy = RequestPolicy.tokenEndpoint
         policy.maximumBodySize = 256 * 1024
-        var retried = false
+        // The nonce of the refusal this request is the one retry of.
+        var given: String?
         while true {
             var request = OutgoingRequest(method: .get, url: url)
             // A DPoP-bound token goes with a proof for this request (RFC 9449 §7.1).
             if let key = credential.proofKey {
                 request.head = try await DPoPProof.authorized(
-                    request.head, url: url, token: credential, key: key, descriptor: descriptor)
+                    request.head, url: url, token: credential, key: key, descriptor: descriptor, nonce: given)
             } else {
                 request.head = try Self.bearerAuthorized(request.head, with: credential, descriptor: descriptor)
             }
@@ -85,13 +86,15 @@ extension OAuth2Client {
             try calls.checkOrigin(of: request, for: credential)
             let response = try await calls.transport.send(request, step: step, policy: policy)
             guard credential.proofKey != nil else { return response }
-            // §9: the server's nonce, answered once.
+            // §9: the server's nonce, answered once, with that nonce (not
+            // the origin's latest, which another answer may have replaced).
             DPoPNonces.shared.remember(response.headers, for: url.origin, from: .resource)
-            guard !retried, response.status == 401,
+            guard given == nil, response.status == 401,
                 BearerChallenge(fields: response.headers[values: .wwwAuthenticate], scheme: "dpop")?.error
-                    == "use_dpop_nonce"
+                    == "use_dpop_nonce",
+                let nonce = DPoPNonces.nonce(in: response.headers)
             else { return response }
-            retried = true
+            given = nonce
         }
     }
 
