@@ -44,7 +44,8 @@ extension WebSignIn {
         router.post("\(prefix)/logout") { request, context -> Response in
             var request = request
             return try await self.respond(logger: context.logger) {
-                var token = request.headers[HTTPField.Name("X-CSRF-Token")!]
+                // An empty header is none: it hid the form's field.
+                var token = request.headers[HTTPField.Name("X-CSRF-Token")!].flatMap { $0.isEmpty ? nil : $0 }
                 // A body too large for a form holding one token (or one that
                 // could not be read) carries no token: the sign-out is then
                 // refused as any without one (401 without a session, 403
@@ -118,6 +119,10 @@ extension WebSignIn {
             default:
                 logger.warning("Sign-in route: \(error)")
             }
+            if case .authorizationFailed(let response) = error {
+                return Self.errorPage(
+                    Self.refusalText(code: response.code), status: Self.status(of: error), home: sitePath("/"))
+            }
             return Self.errorPage(error.description, status: Self.status(of: error), home: sitePath("/"))
         } catch {
             // A store of the app's own throwing its own errors (the store
@@ -136,6 +141,28 @@ extension WebSignIn {
     /// `invalid_scope`, `unauthorized_client`, …) is the provider's trouble
     /// or the app's configuration, failing for everyone: logged as a
     /// warning, and not answered as the user's refusal.
+    /// What the page says of a provider's `error` on the callback: its
+    /// code when it is a registered one, never its `error_description` or
+    /// `error_uri` (those go to the log). Whoever learned a sign-in's
+    /// `state` could send its browser to the callback with an error of
+    /// their own, and the app's page showed their text (RFC 9700 §4.2
+    /// names how a `state` leaks).
+    static func refusalText(code: String) -> String {
+        let said = registeredErrors.contains(code) ? "the provider answered \(code)" : "the provider refused it"
+        return isTheUsersChoice(code)
+            ? "The sign-in did not finish: \(said). Sign in again when you want to."
+            : "The sign-in did not finish: \(said). Try again; if it goes on, this service's log says more."
+    }
+
+    /// The `error` codes of RFC 6749 §4.1.2.1, OpenID Connect Core
+    /// §3.1.2.6 and RFC 9101 §6.3 / RFC 9126 §2.3.
+    static let registeredErrors: Set<String> = [
+        "invalid_request", "unauthorized_client", "access_denied", "unsupported_response_type", "invalid_scope",
+        "server_error", "temporarily_unavailable", "interaction_required", "login_required",
+        "account_selection_required", "consent_required", "invalid_request_uri", "invalid_request_object",
+        "request_not_supported", "request_uri_not_supported", "registration_not_supported",
+    ]
+
     static func isTheUsersChoice(_ code: String) -> Bool {
         ["access_denied", "login_required", "consent_required", "interaction_required", "account_selection_required"]
             .contains(code)

@@ -48,7 +48,8 @@ public protocol SignInAttemptStore: Sendable {
     /// before `now`. ``WebSignIn`` checks a callback against it (the
     /// browser's binding, the provider) before it takes the attempt, so a
     /// callback that fails the checks removes nothing: whoever learned a
-    /// `state` cannot cancel the sign-in of the browser it belongs to.
+    /// `state` cannot cancel the sign-in of the browser it belongs to from
+    /// another browser.
     ///
     /// The default takes the attempt and puts it back, which leaves a moment
     /// in which the rightful callback finds nothing: a store should read it

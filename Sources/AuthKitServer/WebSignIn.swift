@@ -171,14 +171,20 @@ public final class WebSignIn: Sendable {
                 "\(url.absoluteString) has a query, fragment or user: give the address alone, as https://app.example"
             )
         }
-        let prefix = configuration.pathPrefix
-        let segments = prefix.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        let pathCharacters = prefix.utf8.allSatisfy {
-            isBase64URL($0) || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "~")
+        // Its path (a proxy's `/app`) begins every path the browser is
+        // sent to: `%2Fevil.example` decoded to `//evil.example`, a
+        // redirect to another host after every sign-in; a space or a
+        // character outside ASCII made every `Location` invalid.
+        var path = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? url.path
+        while path.hasSuffix("/") { path.removeLast() }
+        if !path.isEmpty, !isPath(path) {
+            return (
+                "configuration.publicURL",
+                "\(url.absoluteString) has a path that is not letters, digits and - . _ ~ between single slashes: give the path the app is served under as it is, as https://app.example/app"
+            )
         }
-        if !prefix.hasPrefix("/") || prefix.utf8.count > 200 || !pathCharacters
-            || segments.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." })
-        {
+        let prefix = configuration.pathPrefix
+        if !isPath(prefix) {
             return (
                 "configuration.pathPrefix",
                 "\"\(prefix)\" is not a path of letters, digits and - . _ ~ starting with / (without one at the end), as /auth"
@@ -246,6 +252,18 @@ public final class WebSignIn: Sendable {
             ))
     }
 
+    /// Whether `text` is a path of segments of letters, digits and
+    /// `- . _ ~` (no escapes), each after one `/`, none empty, `.` or `..`,
+    /// at most 200 bytes: one that the browser reaches as it is written.
+    static func isPath(_ text: String) -> Bool {
+        let segments = text.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let pathCharacters = text.utf8.allSatisfy {
+            isBase64URL($0) || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "~")
+        }
+        return text.hasPrefix("/") && text.utf8.count <= 200 && pathCharacters
+            && !segments.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." })
+    }
+
     /// Throws what ``configurationProblem(_:)`` finds, as the misuse it is.
     func checkConfiguration() throws {
         if let (name, problem) = Self.configurationProblem(configuration) {
@@ -300,6 +318,9 @@ public final class WebSignIn: Sendable {
     ///   browser (two tabs; a page elsewhere that sends the browser to a
     ///   start) both finish. A new value for each start replaced the cookie,
     ///   and the first sign-in's callback was then refused as another browser's.
+    ///   (Two starts sent at the same moment by a browser with no binding
+    ///   yet each make one, and the browser keeps the last: the other
+    ///   sign-in's callback is still refused so.)
     /// - Throws: ``WebSignInError`` (unknown provider, a return path that is
     ///   not a path on this site), the client's errors, the store's.
     public func start(providerID: String, returnTo: String?, bindingCookie: String? = nil) async throws -> Started {

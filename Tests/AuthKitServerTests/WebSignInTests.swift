@@ -235,11 +235,14 @@ import Testing
                     .origin: "https://evil.example",
                 ], body: ByteBuffer(string: "csrf=\(csrf)"))
             #expect(crossSite.status == .forbidden)
+            // An empty X-CSRF-Token (a page's script with none to give) is
+            // no token: the form's field is read (it hid it, and the
+            // genuine sign-out was refused).
             let out = try await client.execute(
                 uri: "/auth/logout", method: .post,
                 headers: [
                     .cookie: "authkit_session=\(session)", .contentType: "application/x-www-form-urlencoded",
-                    .origin: Self.publicURL.absoluteString,
+                    .origin: Self.publicURL.absoluteString, HTTPField.Name("X-CSRF-Token")!: "",
                 ], body: ByteBuffer(string: "csrf=\(csrf)"))
             #expect(out.status == .found && Self.cookies(out)["authkit_session"] == "")
             let after = try await client.execute(
@@ -535,13 +538,17 @@ import Testing
                 var answer = try #require(URLComponents(url: callback, resolvingAgainstBaseURL: false))
                 answer.queryItems =
                     (answer.queryItems ?? []).filter { $0.name != "code" } + [
-                        URLQueryItem(name: "error", value: code)
+                        URLQueryItem(name: "error", value: code),
+                        URLQueryItem(name: "error_description", value: "Your account is locked: call +1 555 0100"),
                     ]
                 let answered = try await client.execute(
                     uri: Self.pathAndQuery(try #require(answer.url)), method: .get,
                     headers: [.cookie: "authkit_signin=\(binding)"])
                 #expect(answered.status == status, "\(code): \(answered.status) \(String(buffer: answered.body))")
                 #expect(String(buffer: answered.body).contains(code))
+                // Whoever learned the `state` could send the browser here with
+                // text of their own: it is logged, not shown.
+                #expect(!String(buffer: answered.body).contains("555"), "\(String(buffer: answered.body))")
             }
         }
     }
@@ -561,7 +568,8 @@ import Testing
     /// was a 302 to the provider, and every callback then failed for want of
     /// a binding cookie the browser had dropped): plain http off this
     /// machine gets `Secure` cookies over http. The page names nothing of
-    /// the configuration; a path (a proxy that strips it) is allowed.
+    /// the configuration; a path (a proxy that strips it) is allowed, if it
+    /// is one a browser reaches as written.
     @Test func aPublicURLNoSignInCanFinishAtIsRefusedAtTheStart() async throws {
         let sandbox = try await Self.google()
         defer { Task { await sandbox.stop() } }
@@ -570,6 +578,11 @@ import Testing
             ("http://localhost:8080", false), ("http://[::1]:8080", false),
             // Scheme and host without regard to case, as browsers read them.
             ("HTTPS://App.Example", false), ("http://LocalHost:8080", false),
+            // A path every Location begins with: `%2F` made it `//evil.example`
+            // (a redirect to another host after each sign-in); a space an invalid one.
+            ("https://app.example/%2Fevil.example", true), ("https://app.example/a%20b", true),
+            ("https://app.example/base/../x", true), ("https://app.example/base/", false),
+            ("https://app.example/", false),
         ] {
             let (app, web) = try Self.app(sandbox, publicURL: URL(string: text)!)
             var misuse = false
