@@ -684,6 +684,42 @@ import Testing
         }
     }
 
+    /// A private key the code exchange cannot use (readable by others,
+    /// missing, not a key) is said when the sign-in starts, naming the
+    /// file: it was found at the exchange, after the person had signed in
+    /// for nothing. A usable one starts the sign-in.
+    @Test func anUnusableKeyFileIsSaidBeforeTheSignIn() async throws {
+        try await withServer { server in
+            let directory = TemporaryDirectory.url("authkit-key-start")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let path = directory.appendingPathComponent("client.pem").path
+            try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: URL(fileURLWithPath: path))
+            let garbage = directory.appendingPathComponent("garbage.pem").path
+            try Data("not a key".utf8).write(to: URL(fileURLWithPath: garbage))
+            chmod(garbage, 0o600)
+            func start(_ file: String) async throws {
+                let client = try OAuth2Client(
+                    descriptor: descriptor(server, auth: "private_key_jwt"),
+                    settings: ClientSettings(
+                        clientID: "c", redirectURI: "http://127.0.0.1:1/cb", privateKeyFile: file))
+                _ = try await client.startAuthorization()
+            }
+            for file in [path, directory.appendingPathComponent("absent.pem").path, garbage] {
+                if file == path { chmod(path, 0o644) }
+                await #expect {
+                    try await start(file)
+                } throws: { error in
+                    guard case AuthKitError.invalidSetting(_, .privateKey, let problem) = error else { return false }
+                    return problem.contains(file)
+                }
+            }
+            chmod(path, 0o600)
+            try await start(path)
+            #expect(server.requests.isEmpty, "nothing is sent at a sign-in's start")
+        }
+    }
+
     @Test func privateKeyJWTSignsAFreshAssertionForTheTokenEndpoint() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in .json(#"{"access_token":"m1","token_type":"Bearer"}"#) }

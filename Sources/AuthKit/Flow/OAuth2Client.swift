@@ -143,6 +143,7 @@ public struct OAuth2Client: Authenticator {
         }
         let redirect = redirectURI ?? client.standardRedirect
         try checkRedirectScheme(redirect)
+        try calls.checkExchangeAuthentication()
         let redirectURI = redirect.absoluteString
         let scopes = try Self.checkScopes(scopes ?? settings.scopes ?? descriptor.scopes.default)
         let state = SecureRandom.token()

@@ -663,6 +663,18 @@ final class TokenEndpointCalls: Sendable {
     /// provider registered for it. A descriptor that asks for
     /// `private_key_jwt` of a client with a secret and no key is a setting
     /// missing, said before anything is sent.
+    /// What the code exchange will authenticate with, checked at a
+    /// sign-in's start: a private key file it cannot use (missing, readable
+    /// by others, encrypted, a public key), or a descriptor's
+    /// `private_key_jwt` with a secret and no key, was found only at the
+    /// exchange, after the person had signed in for nothing. The key is
+    /// read again at each request (a rotated key is used without a restart).
+    func checkExchangeAuthentication() throws {
+        if try effective(token.clientAuthentication) == .privateKeyJWT, let path = client.privateKeyFile {
+            _ = try ClientKey.load(path: path, providerID: descriptor.id)
+        }
+    }
+
     func effective(_ authentication: ClientAuthentication?) throws -> ClientAuthentication? {
         guard let authentication, authentication != .none else { return authentication }
         if client.privateKeyFile != nil { return .privateKeyJWT }
