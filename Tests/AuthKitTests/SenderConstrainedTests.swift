@@ -716,6 +716,13 @@ import Testing
             }
             chmod(path, 0o600)
             try await start(path)
+            // private_key_jwt with a secret and no key: the setting missing, said as early.
+            let secretOnly = try OAuth2Client(
+                descriptor: descriptor(server, auth: "private_key_jwt"),
+                settings: ClientSettings(clientID: "c", clientSecret: "s", redirectURI: "http://127.0.0.1:1/cb"))
+            await #expect(throws: AuthKitError.missingSetting(providerID: "bound", .privateKey)) {
+                _ = try await secretOnly.startAuthorization()
+            }
             #expect(server.requests.isEmpty, "nothing is sent at a sign-in's start")
         }
     }
