@@ -191,6 +191,14 @@ import Testing
             let second = try await client.refresh(signedIn)
             #expect(second.accessToken == "at-2" && second.refreshToken == "rt-2" && second.identity == identity)
 
+            // An `id_token` that is no string: the sign-in's stays with its
+            // identity (it took its place, and a logout then sent no hint).
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at-2","token_type":"Bearer","refresh_token":"rt-2","id_token":123}"#)
+            }
+            let notAString = try await client.refresh(signedIn)
+            #expect(notAString.identity == identity && notAString.rawFields["id_token"] == .string(signInToken))
+
             // A new ID token, and the key set cannot be fetched.
             let thirdToken = try token(accessToken: "at-3", nonce: nil)
             server.route("POST", "/token") { _ in

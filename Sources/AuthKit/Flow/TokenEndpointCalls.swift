@@ -188,9 +188,26 @@ final class TokenEndpointCalls: Sendable {
             return previous
         }
         do {
-            return try await verifiedIdentity(
+            if let identity = try await verifiedIdentity(
                 in: refreshed, nonce: nil, code: nil, previous: previous, required: false,
-                secrets: [before.refreshToken ?? ""]) ?? previous
+                secrets: [before.refreshToken ?? ""])
+            {
+                return identity
+            }
+            // Not verified: the descriptor has no OpenID Connect part now
+            // (an override without it), or the answer's `id_token` is no
+            // string. A verified identity keeps the ID token it was verified
+            // from: the unchecked one took its place, and a logout sent it
+            // as `id_token_hint` (or, not a string, sent none).
+            if previous != nil {
+                if client.openID != nil { // (without, warnIfUnverifiable has said so)
+                    transport.logger.warning(
+                        "\(descriptor.name)'s refresh answer has an id_token that is not a string; the sign-in's is kept."
+                    )
+                }
+                refreshed.rawFields["id_token"] = earlierToken
+            }
+            return previous
         } catch let error where Self.isUncheckable(error) {
             // Refused by the clock alone, its signature verified: the rest is
             // checked as of a moment the token was valid, so one naming
