@@ -279,6 +279,9 @@ final class LoopbackListener: @unchecked Sendable {
         return origin + target
     }
 
+    /// Tells the caller of a request refused before it could be checked.
+    func ignored(_ error: Error) { onIgnored(error) }
+
     /// Runs the session's check; returns the reason to ignore the request, or nil for the genuine answer.
     func check(_ redirect: String) -> Error? {
         do {

@@ -71,7 +71,8 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
         guard !responded else { return }
         let version = head?.version ?? .http1_1
         switch error {
-        case is RequestSizeLimiter.TooLarge:
+        case let tooLarge as RequestSizeLimiter.TooLarge:
+            listener.ignored(tooLarge)
             respond(context, .headTooLarge(), version: version, headOnly: false)
         case is HTTPParserError:
             respond(context, .badRequest(), version: version, headOnly: false)

@@ -44,14 +44,18 @@ public struct LoopbackUserAgent: UserAgent {
     /// How long one connection may take to send its request; a slower or idle
     /// one is closed (the attempt goes on).
     public var connectionTimeout: Duration
-    /// The most bytes one connection may send (the request head; there is no body).
+    /// The most bytes one connection may send (the request head; there is
+    /// no body): 64 KiB by default. The browser's cookies for the host count,
+    /// and every local web app's on 127.0.0.1 or localhost (cookies are not
+    /// kept apart by port, RFC 6265 §8.5): at 16 KiB, a few of them made the
+    /// provider's redirect a 431, and the sign-in waited out its timeout.
     public var maxRequestBytes: Int
     /// Status for the caller: see ``LoopbackEvent``. Called from any thread.
     public var onEvent: (@Sendable (LoopbackEvent) -> Void)?
 
     public init(
         browser: BrowserLauncher = .system, timeout: Duration = .seconds(300),
-        connectionTimeout: Duration = .seconds(5), maxRequestBytes: Int = 16 * 1024,
+        connectionTimeout: Duration = .seconds(5), maxRequestBytes: Int = 64 * 1024,
         onEvent: (@Sendable (LoopbackEvent) -> Void)? = nil
     ) {
         self.browser = browser

@@ -9,7 +9,15 @@ final class RequestSizeLimiter: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    struct TooLarge: Error {}
+    /// What the caller is told (``LoopbackEvent/ignoredRequest(reason:)``):
+    /// a provider's genuine redirect refused so left the sign-in waiting out
+    /// its timeout with no word of why.
+    struct TooLarge: Error, CustomStringConvertible {
+        let limit: Int
+        var description: String {
+            "a request of over \(limit / 1024) KiB was refused (431): if it was the provider's redirect, the browser sent too many cookies for this host (they are shared by every port of 127.0.0.1 or localhost); clear them, or raise maxRequestBytes"
+        }
+    }
 
     private let maxBytes: Int
     private var received = 0
@@ -22,7 +30,7 @@ final class RequestSizeLimiter: ChannelInboundHandler, RemovableChannelHandler {
         received += unwrapInboundIn(data).readableBytes
         guard received <= maxBytes else {
             exceeded = true
-            context.fireErrorCaught(TooLarge())
+            context.fireErrorCaught(TooLarge(limit: maxBytes))
             return
         }
         context.fireChannelRead(data)

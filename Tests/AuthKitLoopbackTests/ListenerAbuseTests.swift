@@ -49,7 +49,7 @@ import Testing
             case 3:
                 // 20 KiB of headers, over the 16 KiB cap.
                 let padding = String(
-                    repeating: "X-Pad-\(index): " + String(repeating: "a", count: 1000) + "\r\n", count: 20)
+                    repeating: "X-Pad-\(index): " + String(repeating: "a", count: 1000) + "\r\n", count: 70)
                 return try Self.exchange(
                     "GET /callback?code=x&state=\(state) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(padding)\r\n", port: port)
             case 4, 5:

@@ -164,6 +164,21 @@ import Testing
                 "Port \(port) on 127.0.0.1 is already in use"))
     }
 
+    /// The browser's cookies for 127.0.0.1 count toward the cap, every
+    /// local app's (not kept apart by port): 20 KiB of them, a few apps'
+    /// sessions, made the provider's redirect a 431 at the old 16 KiB.
+    @Test func aRedirectCarryingManyCookiesIsTaken() async throws {
+        let attempt = TestAttempt()
+        let browser = BrowserSpy()
+        let (task, _) = try await start(
+            LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30)), attempt, browser: browser)
+        let cookies = (0..<20).map { "app\($0)=\(String(repeating: "c", count: 1000))" }.joined(separator: "; ")
+        let response = try await RawHTTP.request(
+            attempt.target("code=abc"), port: attempt.port, extraHeaders: "Cookie: \(cookies)\r\n")
+        #expect(response.status == 200)
+        _ = try await task.value
+    }
+
     @Test func theListeningSocketSharesItsPortWithNobody() async throws {
         let redirect = try LoopbackRedirect(requested: URL(string: "http://127.0.0.1/callback"), portIsFlexible: true)
         let listener = LoopbackListener(
@@ -309,10 +324,16 @@ import Testing
         _ = try await task.value
     }
 
+    /// A request over the cap is answered 431, said to the caller (the
+    /// provider's redirect refused so, the sign-in waited out its timeout
+    /// with no word), and the attempt goes on.
     @Test func anOversizedRequestGets431AndTheAttemptGoesOn() async throws {
         let attempt = TestAttempt()
         let browser = BrowserSpy()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30), maxRequestBytes: 2048)
+        let events = EventLog()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30), maxRequestBytes: 2048) {
+            events.append($0)
+        }
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
         let padding = String(repeating: "a", count: 4000)
@@ -320,6 +341,13 @@ import Testing
             attempt.target("code=abc"), port: port, extraHeaders: "X-Padding: \(padding)\r\n")
         #expect(big.status == 431)
         #expect(big.header("Referrer-Policy") == "no-referrer")
+        #expect(
+            events.all.contains {
+                if case .ignoredRequest(let reason) = $0 {
+                    return reason.contains("over 2 KiB") && reason.contains("cookies")
+                }
+                return false
+            }, "\(events.all)")
         let response = try await RawHTTP.request(attempt.target("code=abc"), port: port)
         #expect(response.status == 200)
         _ = try await task.value
