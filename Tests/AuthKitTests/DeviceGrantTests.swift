@@ -264,6 +264,23 @@ import Testing
         }
     }
 
+    /// A back-off that would reach the codes' expiry is cut to leave one
+    /// interval before it: three failures near the end (5, 10, 20 s) then
+    /// waited 40 s past a code with 10 s left, and the sign-in ended as
+    /// expired without the last poll, which found it approved.
+    @Test func aBackOffDoesNotSkipTheLastPoll() async throws {
+        try await withServer { server in
+            let failed = StubResponse.text("<h1>502 Bad Gateway</h1>", contentType: "text/html", status: 502)
+            serve(server, expiresIn: 45, polls: [failed, failed, failed, Self.granted])
+            let clock = FakeClock()
+            let credential = try await client(server, clock: clock).authorizeWithDeviceCode(
+                options: AuthorizationOptions()
+            ) { _ in }
+            #expect(credential.accessToken == "tv-token")
+            #expect(clock.recorded == [5, 10, 20, 5], "\(clock.recorded)")
+        }
+    }
+
     /// A verification page over plain http on this machine is taken from
     /// a device endpoint on this machine (a test server), not from a remote
     /// one: a proxy leaking its back end's `http://localhost:8080/…` sent

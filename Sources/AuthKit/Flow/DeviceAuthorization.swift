@@ -247,7 +247,12 @@ struct DevicePoller: Sendable {
         while true {
             let left = authorization.expiresAt.timeIntervalSince(now())
             guard left > 0 else { throw Self.expired }
-            let wait = interval * Double(1 << failures)
+            // A back-off never skips the last poll the interval allows: one
+            // that would reach the expiry is cut to leave an interval before
+            // it. After a few failures near the end, the sign-in ended as
+            // expired without asking again, though the user may have
+            // approved meanwhile.
+            let wait = min(interval * Double(1 << failures), max(interval, left - interval))
             do {
                 // No longer than the codes live: an interval past their expiry
                 // would only make the user wait to be told they expired.
