@@ -232,6 +232,21 @@ import Testing
         }
     }
 
+    /// Only what choosing and building a key reads is kept of it: members
+    /// a server adds (nested padding, a certificate chain) took several
+    /// times the set's size in memory, for each of the 256 sets cached.
+    /// The key still verifies.
+    @Test func aKeyKeepsOnlyTheMembersRead() async throws {
+        let provider = try Provider()
+        var padded = provider.publicKeys
+        padded[0]["x5c"] = ["MIIB…"]
+        padded[0]["padding"] = [[[[["deep"]]]]]
+        let keys = try JSONWebKeySet.parse(try JSONSerialization.data(withJSONObject: ["keys": padded]))
+        let ec = try #require(keys.keys.first { $0.text("kid") == "ec-1" })
+        #expect(Set(ec.keys) == ["kty", "crv", "kid", "use", "x", "y"], "\(ec.keys)")
+        #expect(await refusal(try provider.verifier(keys), try provider.token(Self.claims)) == nil)
+    }
+
     @Test func aRotatedKeyIsFetchedOnceMore() async throws {
         let provider = try Provider()
         let old = try JSONWebKeySet.parse(Data(#"{"keys": []}"#.utf8))

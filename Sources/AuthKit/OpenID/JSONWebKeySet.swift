@@ -46,10 +46,17 @@ package struct JSONWebKeySet: Sendable, Hashable {
                     "it lists private key material (\(privateMembers.joined(separator: ", "))"
                         + (key.text("kid").map { " in the key \(DisplayText.sanitized($0, limit: 80))" } ?? "") + ")")
             }
-            if Self.family(of: key) != nil { keys.append(key) }
+            if Self.family(of: key) != nil { keys.append(key.filter { Self.membersRead.contains($0.key) }) }
         }
         return JSONWebKeySet(keys: keys)
     }
+
+    /// What is kept of a usable key: what choosing and building it reads
+    /// (RFC 7517 §4, RFC 7518 §6, Microsoft's `issuer`). The rest (`x5c`,
+    /// anything a server adds) is dropped: the cache keeps up to 256 sets,
+    /// and a 256 KiB set of small keys padded with nested members took
+    /// several times its size once parsed, for each set kept.
+    static let membersRead: Set<String> = ["kty", "crv", "n", "e", "x", "y", "kid", "alg", "use", "key_ops", "issuer"]
 
     /// The keys that could have made a signature with `algorithm`, and have
     /// the id `kid` when one is given (compared byte for byte).
