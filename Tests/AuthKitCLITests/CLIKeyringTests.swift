@@ -743,7 +743,7 @@ import Testing
     /// lists it by the file's inode): a look that takes no lock itself.
     static func flockHeldByAnotherProcess(_ path: String) -> Bool {
         var info = stat()
-        guard stat(path, &info) == 0, let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else {
+        guard stat(path, &info) == 0, let locks = KernelFile.contents(of: "/proc/locks") else {
             return false
         }
         return locks.split(separator: "\n").contains { line in

@@ -89,7 +89,7 @@ import Testing
                     try? await Task.sleep(for: .milliseconds(50))
                     continue
                 }
-                let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+                let table = KernelFile.contents(of: "/proc/net/tcp") ?? ""
                 let suffix = ":" + String(format: "%04X", port)
                 let states = table.split(separator: "\n").dropFirst().compactMap { line -> String? in
                     let fields = line.split(separator: " ")
@@ -343,7 +343,7 @@ import Testing
         #expect(big.header("Referrer-Policy") == "no-referrer")
         #expect(
             events.all.contains {
-                if case .ignoredRequest(let reason) = $0 {
+                if case .rejectedAnswer(let reason) = $0 {
                     return reason.contains("over 2 KiB") && reason.contains("cookies")
                 }
                 return false

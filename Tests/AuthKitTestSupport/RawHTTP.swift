@@ -358,7 +358,7 @@ public struct ListeningSockets: Sendable, CustomStringConvertible {
         let localAddress = (host.map(tableAddress) ?? "") + String(format: ":%04X", port)
         var found = Set<String>()
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            guard let text = KernelFile.contents(of: table) else { continue }
             for line in text.split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ")
                 // local_address is ADDR:PORT in hex; state 0A is LISTEN; the tenth field is the inode.
@@ -368,5 +368,25 @@ public struct ListeningSockets: Sendable, CustomStringConvertible {
             }
         }
         return found
+    }
+}
+
+/// A file of /proc, read to its end. `String(contentsOfFile:)` read one
+/// page of such a file (4 KB: it reports no size): with more than some 25
+/// sockets listening in the test process (the web and device grant tests'
+/// servers), a listener past the first page of /proc/net/tcp was never seen.
+public enum KernelFile {
+    public static func contents(of path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return count == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
+            bytes += buffer[..<count]
+        }
     }
 }
