@@ -123,6 +123,14 @@ extension WebSignIn {
                 return Self.errorPage(
                     Self.refusalText(code: response.code), status: Self.status(of: error), home: sitePath("/"))
             }
+            // The callback's own parameters refused (an `iss` of another
+            // issuer, one given twice): its words quote what the request
+            // carried, which whoever sent the browser there chose.
+            if case .redirect = error {
+                return Self.errorPage(
+                    "The sign-in's answer could not be used; start the sign-in again. (This service's log says why.)",
+                    status: Self.status(of: error), home: sitePath("/"))
+            }
             return Self.errorPage(error.description, status: Self.status(of: error), home: sitePath("/"))
         } catch {
             // A store of the app's own throwing its own errors (the store
@@ -135,12 +143,6 @@ extension WebSignIn {
         }
     }
 
-    /// Whether a provider's `error` on the callback (RFC 6749 §4.1.2.1,
-    /// OpenID Connect Core §3.1.2.6) is the user's doing: declining, or a
-    /// sign-in or consent the user did not give. The rest (`server_error`,
-    /// `invalid_scope`, `unauthorized_client`, …) is the provider's trouble
-    /// or the app's configuration, failing for everyone: logged as a
-    /// warning, and not answered as the user's refusal.
     /// What the page says of a provider's `error` on the callback: its
     /// code when it is a registered one, never its `error_description` or
     /// `error_uri` (those go to the log). Whoever learned a sign-in's
@@ -163,6 +165,12 @@ extension WebSignIn {
         "request_not_supported", "request_uri_not_supported", "registration_not_supported",
     ]
 
+    /// Whether a provider's `error` on the callback (RFC 6749 §4.1.2.1,
+    /// OpenID Connect Core §3.1.2.6) is the user's doing: declining, or a
+    /// sign-in or consent the user did not give. The rest (`server_error`,
+    /// `invalid_scope`, `unauthorized_client`, …) is the provider's trouble
+    /// or the app's configuration, failing for everyone: logged as a
+    /// warning, and not answered as the user's refusal.
     static func isTheUsersChoice(_ code: String) -> Bool {
         ["access_denied", "login_required", "consent_required", "interaction_required", "account_selection_required"]
             .contains(code)

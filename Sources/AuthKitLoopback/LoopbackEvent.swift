@@ -21,7 +21,9 @@ public enum LoopbackEvent: Sendable, Hashable {
     /// A request came to the redirect path and was refused: it failed the
     /// `state` or issuer check (OAuth 1.0a: the request token), as a stale
     /// tab, another attempt's answer or a forged request does, or it was
-    /// malformed (a parameter given twice, no code or verifier). The listener
+    /// malformed (a parameter given twice, no code or verifier), or it was
+    /// too large to read (431: the redirect, most likely, carrying the
+    /// browser's many cookies for the loopback host). The listener
     /// keeps waiting for the genuine answer; a caller should say so, and
     /// `reason` (which never repeats a code or `state`; it may name a
     /// parameter or the issuer the request gave), since the user

@@ -90,6 +90,10 @@ public struct LoopbackUserAgent: UserAgent {
                     // provider's malformed callback left the user waiting
                     // out the timeout with no word of it.
                     onEvent?(.rejectedAnswer(reason: "\(error)"))
+                case let tooLarge as RequestSizeLimiter.TooLarge:
+                    // Unread, but a 431 here is most likely the redirect
+                    // with too many cookies: said, as a refused answer is.
+                    onEvent?(.rejectedAnswer(reason: "\(tooLarge)"))
                 default:
                     onEvent?(.ignoredRequest(reason: "\(error)"))
                 }

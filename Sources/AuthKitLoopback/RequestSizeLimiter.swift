@@ -9,13 +9,13 @@ final class RequestSizeLimiter: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    /// What the caller is told (``LoopbackEvent/ignoredRequest(reason:)``):
+    /// What the caller is told (``LoopbackEvent/rejectedAnswer(reason:)``):
     /// a provider's genuine redirect refused so left the sign-in waiting out
     /// its timeout with no word of why.
     struct TooLarge: Error, CustomStringConvertible {
         let limit: Int
         var description: String {
-            "a request of over \(limit / 1024) KiB was refused (431): if it was the provider's redirect, the browser sent too many cookies for this host (they are shared by every port of 127.0.0.1 or localhost); clear them, or raise maxRequestBytes"
+            "a request of over \(limit / 1024) KiB was refused (431). If it was the provider's redirect, the browser sent too many cookies for this host (every port of 127.0.0.1 or localhost shares them): clear that site's cookies in the browser and sign in again."
         }
     }
 

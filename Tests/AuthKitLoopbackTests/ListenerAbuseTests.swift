@@ -47,7 +47,7 @@ import Testing
             case 0, 1, 2:
                 return try Self.exchange(Self.malformed[index % Self.malformed.count], port: port)
             case 3:
-                // 20 KiB of headers, over the 16 KiB cap.
+                // 70 KiB of headers, over the 64 KiB cap.
                 let padding = String(
                     repeating: "X-Pad-\(index): " + String(repeating: "a", count: 1000) + "\r\n", count: 70)
                 return try Self.exchange(

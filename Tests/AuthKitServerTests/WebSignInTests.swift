@@ -550,6 +550,19 @@ import Testing
                 // text of their own: it is logged, not shown.
                 #expect(!String(buffer: answered.body).contains("555"), "\(String(buffer: answered.body))")
             }
+            // So with an `iss` of their own text (checked before the error).
+            let started = try await client.execute(uri: "/auth/google", method: .get)
+            let binding = try #require(Self.cookies(started)["authkit_signin"])
+            let callback = try await Self.consent(sandbox, location: try #require(started.headers[.location]))
+            var answer = try #require(URLComponents(url: callback, resolvingAgainstBaseURL: false))
+            answer.queryItems =
+                (answer.queryItems ?? []).filter { $0.name != "iss" } + [
+                    URLQueryItem(name: "iss", value: "Your account is locked: call +1 555 0100")
+                ]
+            let answered = try await client.execute(
+                uri: Self.pathAndQuery(try #require(answer.url)), method: .get,
+                headers: [.cookie: "authkit_signin=\(binding)"])
+            #expect(answered.status.code >= 400 && !String(buffer: answered.body).contains("555"))
         }
     }
 

@@ -41,6 +41,15 @@ import Testing
         }
     }
 
+    /// The bundled Slack descriptor pointed at `server`, and a sign-in started.
+    func slackSignIn(at server: TestHTTPServer) async throws -> (OAuth2Client, PendingAuthorization) {
+        let client = try OAuth2Client(
+            descriptor: bundledDescriptor("slack", pointingTo: server),
+            settings: ClientSettings(clientID: "slack-client", clientSecret: "slack-secret"))
+        let pending = try await client.startAuthorization(redirectURI: URL(string: "http://localhost:8765/callback"))
+        return (client, pending.pending)
+    }
+
     /// Slack's user token with rotation: the sign-in's answer nests the
     /// tokens in `authed_user`, a refresh's answer has them at the top
     /// level. The refreshed credential kept the sign-in's `authed_user`
@@ -58,13 +67,7 @@ import Testing
                         #"{"ok":true,"authed_user":{"id":"U1","scope":"users:read","access_token":"xoxe.xoxp-1","refresh_token":"xoxe-1","expires_in":43200,"token_type":"user"},"team":{"id":"T1"}}"#
                     )
             }
-            let client = try OAuth2Client(
-                descriptor: bundledDescriptor("slack", pointingTo: server),
-                settings: ClientSettings(clientID: "slack-client", clientSecret: "slack-secret"))
-            let pending = try await client.startAuthorization(
-                redirectURI: URL(string: "http://localhost:8765/callback")
-            )
-            .pending
+            let (client, pending) = try await slackSignIn(at: server)
             let signedIn = try await client.exchange(code: "c", pending: pending)
             #expect(signedIn.accessToken == "xoxe.xoxp-1" && signedIn.refreshToken == "xoxe-1")
             let refreshed = try await client.refresh(signedIn)
@@ -86,13 +89,7 @@ import Testing
                     #"{"ok":true,"app_id":"A1","authed_user":{"id":"U1","scope":"users:read","access_token":"xoxp-1234","token_type":"user"},"team":{"id":"T1"}}"#
                 )
             }
-            let client = try OAuth2Client(
-                descriptor: bundledDescriptor("slack", pointingTo: server),
-                settings: ClientSettings(clientID: "slack-client", clientSecret: "slack-secret"))
-            let pending = try await client.startAuthorization(
-                redirectURI: URL(string: "http://localhost:8765/callback")
-            )
-            .pending
+            let (client, pending) = try await slackSignIn(at: server)
             let credential = try await client.exchange(code: "c", pending: pending)
             #expect(credential.accessToken == "xoxp-1234")
             #expect(credential.tokenType == "Bearer")

@@ -38,6 +38,16 @@ import Testing
             authenticator: client, store: InMemoryCredentialStore([credential]), key: credential.key)
     }
 
+    /// A client with a who-am-I call at `/me`, and a DPoP-bound credential
+    /// it issued (code `c1`).
+    func boundWhoAmI(_ server: TestHTTPServer) async throws -> (OAuth2Client, Credential) {
+        let client = try OAuth2Client(
+            descriptor: descriptor(server, dpop: true, whoAmI: true),
+            settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
+        let (_, pending) = try await client.startAuthorization()
+        return (client, try await client.exchange(code: "c1", pending: pending))
+    }
+
     /// The header and claims of a compact JWS, decoded (not verified).
     func parts(_ jws: String) throws -> (header: [String: Any], claims: [String: Any]) {
         let segments = jws.split(separator: ".", omittingEmptySubsequences: false)
@@ -433,11 +443,7 @@ import Testing
             }
             #expect(nonces.last == "n-1", "the second request carries the nonce the first answer named")
             // The provider's own calls about the user (who-am-I, UserInfo: one path).
-            let client = try OAuth2Client(
-                descriptor: descriptor(server, dpop: true, whoAmI: true),
-                settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
-            let (_, pending) = try await client.startAuthorization()
-            let credential = try await client.exchange(code: "c1", pending: pending)
+            let (client, credential) = try await boundWhoAmI(server)
             await #expect(throws: AuthKitError.self) { _ = try await client.whoAmI(credential) }
             let asked = try server.requests(to: "/me").map {
                 try parts($0.header("DPoP") ?? "").claims["nonce"] as? String
@@ -490,11 +496,7 @@ import Testing
                 HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/api")!))
             #expect(response.status == .unauthorized)
             #expect(server.requests(to: "/api").count == 1)
-            let client = try OAuth2Client(
-                descriptor: descriptor(server, dpop: true, whoAmI: true),
-                settings: ClientSettings(clientID: "c", redirectURI: "http://127.0.0.1:1/cb"))
-            let (_, pending) = try await client.startAuthorization()
-            let credential = try await client.exchange(code: "c1", pending: pending)
+            let (client, credential) = try await boundWhoAmI(server)
             await #expect(throws: AuthKitError.self) { _ = try await client.whoAmI(credential) }
             #expect(server.requests(to: "/me").count == 1)
         }

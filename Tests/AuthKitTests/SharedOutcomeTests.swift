@@ -108,7 +108,7 @@ import Testing
         #expect(await outcome.waitWithoutCancellation(caller) == nil)
     }
 
-    @Test func aWaitWithoutCancellationIsEndedOnlyByLeaving() async throws {
+    @Test func aWaitWithoutCancellationIsNotEndedByCancellation() async throws {
         let outcome = SharedOutcome<Int>()
         let caller = outcome.join()
         let waiter = Task { await outcome.waitWithoutCancellation(caller) }

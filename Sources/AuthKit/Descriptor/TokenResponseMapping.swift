@@ -28,8 +28,6 @@ package struct TokenResponseMapping: Sendable, Hashable {
     /// status; the sandbox answers with this one. `nil`: RFC 6749.
     package var errorStatus: Int?
 
-    /// RFC 6749's own names: what a descriptor without a `response` gets.
-    /// (Made by the same resolution as a file's, so the defaults stay in one place.)
     /// Where this mapping reads what describes a token (RFC 6749 §5.1: the
     /// token, its type, its lifetime, the refresh token and its lifetime,
     /// the scope): a later answer that does not repeat one of them must not
@@ -38,5 +36,7 @@ package struct TokenResponseMapping: Sendable, Hashable {
         [accessToken, tokenType, expiresIn, refreshToken, refreshTokenExpiresIn, scope].flatMap(\.paths)
     }
 
+    /// RFC 6749's own names: what a descriptor without a `response` gets.
+    /// (Made by the same resolution as a file's, so the defaults stay in one place.)
     package static let standard = DescriptorFile.resolve(nil, over: nil)
 }

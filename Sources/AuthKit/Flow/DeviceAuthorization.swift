@@ -237,6 +237,16 @@ struct DevicePoller: Sendable {
     /// so within a minute or two rather than when the code expires.
     static let retriedFailures = 3
 
+    /// The wait before the next poll: the interval, doubled for each
+    /// failure in a row, but never past the last poll the interval allows
+    /// (`left` is the codes' time): one that would reach the expiry is cut
+    /// to leave an interval before it. After a few failures near the end,
+    /// the sign-in ended as expired without asking again, though the user
+    /// may have approved meanwhile.
+    static func wait(interval: TimeInterval, failures: Int, left: TimeInterval) -> TimeInterval {
+        min(interval * Double(1 << failures), max(interval, left - interval))
+    }
+
     func poll(_ authorization: DeviceAuthorization, label: String?) async throws -> Credential {
         // The server's interval, with 5 s for each `slow_down`: for good.
         var interval = max(1, authorization.interval)
@@ -247,12 +257,7 @@ struct DevicePoller: Sendable {
         while true {
             let left = authorization.expiresAt.timeIntervalSince(now())
             guard left > 0 else { throw Self.expired }
-            // A back-off never skips the last poll the interval allows: one
-            // that would reach the expiry is cut to leave an interval before
-            // it. After a few failures near the end, the sign-in ended as
-            // expired without asking again, though the user may have
-            // approved meanwhile.
-            let wait = min(interval * Double(1 << failures), max(interval, left - interval))
+            let wait = Self.wait(interval: interval, failures: failures, left: left)
             do {
                 // No longer than the codes live: an interval past their expiry
                 // would only make the user wait to be told they expired.
@@ -282,9 +287,11 @@ struct DevicePoller: Sendable {
                 let failure = (error as? ServerTrouble)?.error ?? error
                 failures += 1 // in a row: an answer about the grant starts the count again
                 guard failures <= Self.retriedFailures else { throw failure }
+                let left = authorization.expiresAt.timeIntervalSince(now())
+                let next = Int(Self.wait(interval: interval, failures: failures, left: left))
                 calls.transport.logger.warning(
                     """
-                    A poll of \(calls.client.descriptor.name)'s token endpoint failed (\(failure)); polling again in \(Int(interval) << failures) s \
+                    A poll of \(calls.client.descriptor.name)'s token endpoint failed (\(failure)); polling again in \(next) s \
                     (RFC 8628 §3.5), \(Self.retriedFailures + 1 - failures) more time\(Self.retriedFailures + 1 - failures == 1 ? "" : "s") at most.
                     """)
                 continue

@@ -180,6 +180,9 @@ final class TokenEndpointCalls: Sendable {
     /// - With no `previous` identity (a device sign-in answered without an
     ///   ID token), a new one is verified as a sign-in's, but for the nonce,
     ///   and becomes the credential's identity.
+    /// - A new `id_token` that is not verified at all (not a string, or the
+    ///   descriptor has no OpenID Connect part now) leaves the sign-in's
+    ///   identity and ID token as they were.
     func refreshedIdentity(of refreshed: inout Credential, previous: Identity?, before: Credential) async throws
         -> Identity?
     {
@@ -670,16 +673,6 @@ final class TokenEndpointCalls: Sendable {
             variables: variables)
     }
 
-    /// A client without a secret is a public client: it identifies itself
-    /// the way the descriptor says public clients do (its id in the body,
-    /// RFC 6749 §3.2.1, unless `token.publicClientAuthentication` says HTTP
-    /// Basic with an empty password), whatever it prefers for confidential ones.
-    ///
-    /// A client whose settings name a private key authenticates with it
-    /// (`private_key_jwt`) wherever it authenticates: the key is what the
-    /// provider registered for it. A descriptor that asks for
-    /// `private_key_jwt` of a client with a secret and no key is a setting
-    /// missing, said before anything is sent.
     /// What the code exchange will authenticate with, checked at a
     /// sign-in's start: a private key file it cannot use (missing, readable
     /// by others, encrypted, a public key), or a descriptor's
@@ -692,6 +685,16 @@ final class TokenEndpointCalls: Sendable {
         }
     }
 
+    /// A client without a secret is a public client: it identifies itself
+    /// the way the descriptor says public clients do (its id in the body,
+    /// RFC 6749 §3.2.1, unless `token.publicClientAuthentication` says HTTP
+    /// Basic with an empty password), whatever it prefers for confidential ones.
+    ///
+    /// A client whose settings name a private key authenticates with it
+    /// (`private_key_jwt`) wherever it authenticates: the key is what the
+    /// provider registered for it. A descriptor that asks for
+    /// `private_key_jwt` of a client with a secret and no key is a setting
+    /// missing, said before anything is sent.
     func effective(_ authentication: ClientAuthentication?) throws -> ClientAuthentication? {
         guard let authentication, authentication != .none else { return authentication }
         if client.privateKeyFile != nil { return .privateKeyJWT }
