@@ -650,9 +650,14 @@ import Testing
             descriptor.refreshPolicy = RefreshPolicy(ahead: 7200)
             let client = try OAuth2Client(
                 descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            // An account of its own: the process-wide refresh lock and the
+            // refreshes under way are keyed by account and grant, and
+            // another test's refresh of `me` held this one past its 10 s
+            // wait on a loaded machine (still under way at the second call).
             let working = Credential(
-                providerID: "rotating", label: "me", accessToken: "old-access", refreshToken: "refresh-1",
-                expiresAt: fixedNow.addingTimeInterval(3600), obtainedAt: fixedNow.addingTimeInterval(-3600))
+                providerID: "rotating", label: "lost-\(UUID().uuidString)", accessToken: "old-access",
+                refreshToken: "refresh-\(UUID().uuidString)", expiresAt: fixedNow.addingTimeInterval(3600),
+                obtainedAt: fixedNow.addingTimeInterval(-3600))
             let source = CredentialSource(authenticator: client, store: ReadOnlyStore(working), key: working.key)
             // The provider failing: the working token is used.
             server.route("POST", "/token") { _ in StubResponse(status: 503) }
