@@ -311,7 +311,7 @@ import Testing
             guard case AuthKitError.invalidFile(let issues) = error else { return false }
             return issues.first?.file == fifo.path
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(30), "a hang check: the old code waited for ever")
     }
 
     @Test func anOverrideIsRecordedWithTheHostsItAdds() throws {
