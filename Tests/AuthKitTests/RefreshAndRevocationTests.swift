@@ -718,6 +718,9 @@ import Testing
         let failing = RefusingTransport()
         let (source, working) = try source(failing)
         #expect(try await source.current(at: fixedNow).accessToken == "old-access")
+        // Over once its caller has its failure (a call after the pause found
+        // the grant still taken for the moment it was freed, on a loaded run).
+        #expect(!CredentialSource.isUnderWay(working.key))
         #expect(try await source.current(at: fixedNow.addingTimeInterval(100)).accessToken == "old-access")
         #expect(failing.count == 1, "tried again within the pause")
         let pauseOver = fixedNow.addingTimeInterval(CredentialSource.optionalRefreshPause + 1)

@@ -216,8 +216,8 @@ public struct CredentialSource: Sendable {
         let caller = wait.join()
         let key = self.key
         // Looked up and registered at once: two calls could both start one.
-        let started = Self.refreshesUnderWay.withLock { registry -> Bool in
-            guard registry.underWay[grant] == nil else { return false }
+        let started = Self.refreshesUnderWay.withLock { registry -> Task<Void, Never>? in
+            guard registry.underWay[grant] == nil else { return nil }
             // Its own deadlines, not an enclosing operation's, nor a task
             // its deadline would cancel. (Its other task-local values are the
             // caller's, as for the refresh's own task under the lock:
@@ -238,16 +238,22 @@ public struct CredentialSource: Sendable {
                 }
             }
             registry.underWay[grant] = UnderWay(key: key, ended: ended)
-            return true
+            return ended
         }
-        guard started else { return usable().0 }
+        guard let ended = started else { return usable().0 }
         let registration = DeadlineWatchdog.shared.register(ContinuousClock.now.advanced(by: optionalRefreshLimit)) {
             // Not left while what it would use must be refreshed (another writer stored an expired one).
             if !usable().mustRefresh { wait.leave(caller) }
         }
         let outcome = await wait.wait(caller)
         _ = DeadlineWatchdog.shared.finish(registration)
-        if let outcome { return try outcome.get() }
+        if let outcome {
+            // Not under way once its caller has what it ended with: a call
+            // right after (a pause already over) would otherwise find the
+            // grant still taken for the moment it is freed, and start none.
+            await ended.value
+            return try outcome.get()
+        }
         if Task.isCancelled { throw AuthKitError.cancelled }
         let (credential, _) = usable()
         transport.logger.warning(
