@@ -164,9 +164,12 @@ import Testing
         defer { try? FileManager.default.removeItem(at: home) }
         for interrupted in [false, true] {
             let session = "authkit-echo-\(UUID().uuidString.prefix(8))"
-            // The inner shell says its PID and becomes authkit (exec).
+            // The inner shell says its PID and becomes authkit (exec). The
+            // pane is kept long after (the session is killed below): its two
+            // waits of up to 40 s each outlasted a 60 s one on a loaded run,
+            // and the pane was gone ("no server running") with what it said.
             let command =
-                "sh -c \"echo [pid \\$\\$]; exec env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' token import --provider github\"; echo \"[status $?]\"; stty -a | tr ' ' '\\n' | grep -x -- '-\\?echo'; sleep 60"
+                "sh -c \"echo [pid \\$\\$]; exec env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' token import --provider github\"; echo \"[status $?]\"; stty -a | tr ' ' '\\n' | grep -x -- '-\\?echo'; sleep 300"
             try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
             var screen = ""
             for _ in 0..<400 where !screen.contains("Paste the token") {
