@@ -66,6 +66,12 @@ final class ResolvedClient: Sendable {
     let pushedRequestURL: String?
     /// The token introspection endpoint (RFC 7662), placeholders filled in.
     let introspectionURL: String?
+    /// Where the descriptor reads what describes a token outside RFC 6749's
+    /// top-level names (Qiita's `token`, Slack's `authed_user.access_token`):
+    /// members a later answer does not inherit from an earlier one, as the
+    /// standard names are not (``TokenEndpointCalls/describeTheToken``).
+    /// Worked out once: empty for most providers, and every refresh asks.
+    let tokenPathsNotInherited: [FieldPath]
     /// The variables every request shares: the placeholders' values, the
     /// client id and secret, the redirect URI. A credential's tokens are
     /// added per request (``variables(for:)``).
@@ -101,6 +107,10 @@ final class ResolvedClient: Sendable {
         self.descriptor = descriptor
         self.settings = settings
         self.token = token
+        self.tokenPathsNotInherited = token.response.tokenDescriptionPaths.filter { path in
+            guard case .member(let top)? = path.components.first else { return false }
+            return path.components.count > 1 || !TokenEndpointCalls.describeTheToken.contains(top)
+        }
         self.clientID = clientID
         self.clientSecret = settings.clientSecret.flatMap { $0.isEmpty ? nil : $0 }
         if let endpoint = descriptor.authorization {

@@ -36,9 +36,12 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     private let whenEveryoneLeft: (@Sendable () -> Void)?
     // Every field below under `lock`.
     private var outcome: Result<Value, any Error>?
+    // Lists, not a set and a dictionary: one or two callers share most
+    // outcomes (a refresh, a key set's fetch), and a hashed collection's
+    // storage, made and freed per refresh, was a measurable part of one.
     /// Callers that joined and have not left: waiting already, or about to.
-    private var present: Set<UInt64> = []
-    private var waiters: [UInt64: Waiter] = [:]
+    private var present: [UInt64] = []
+    private var waiters: [(ticket: UInt64, waiter: Waiter)] = []
     private var lastTicket: UInt64 = 0
 
     package init(whenEveryoneLeft: (@Sendable () -> Void)? = nil) {
@@ -50,7 +53,7 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     package func join() -> Ticket {
         lock.withLock {
             lastTicket += 1
-            present.insert(lastTicket)
+            present.append(lastTicket)
             return Ticket(number: lastTicket)
         }
     }
@@ -80,7 +83,7 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
                 // since, as ``end(with:)`` then said nobody took it.
                 guard present.contains(ticket.number) else { return .some(nil) }
                 if let outcome { return .some(outcome) }
-                waiters[ticket.number] = continuation
+                waiters.append((ticket.number, continuation))
                 return nil
             }
             if let ready { continuation.resume(returning: ready) }
@@ -99,8 +102,10 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     /// nothing changes: it is the caller's). Leaving twice is leaving once.
     package func leave(_ ticket: Ticket) {
         let (waiter, last) = lock.withLock { () -> (Waiter?, Bool) in
-            guard outcome == nil, present.remove(ticket.number) != nil else { return (nil, false) }
-            return (waiters.removeValue(forKey: ticket.number), present.isEmpty)
+            guard outcome == nil, let index = present.firstIndex(of: ticket.number) else { return (nil, false) }
+            present.remove(at: index)
+            let waiter = waiters.firstIndex { $0.ticket == ticket.number }.map { waiters.remove(at: $0).waiter }
+            return (waiter, present.isEmpty)
         }
         waiter?.resume(returning: nil)
         if last { whenEveryoneLeft?() }
@@ -115,8 +120,8 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
         let (waiting, taken) = lock.withLock { () -> ([Waiter], Bool) in
             guard outcome == nil else { return ([], false) }
             outcome = result
-            defer { waiters = [:] }
-            return (Array(waiters.values), !present.isEmpty)
+            defer { waiters = [] }
+            return (waiters.map(\.waiter), !present.isEmpty)
         }
         for waiter in waiting { waiter.resume(returning: result) }
         return taken

@@ -886,11 +886,8 @@ final class TokenEndpointCalls: Sendable {
         // top level, and every refresh then stored the sign-in's tokens
         // beside the new ones, shown as the credential's own.
         if step != .followUpExchange {
-            for path in token.response.tokenDescriptionPaths {
-                // The standard names were left out above.
-                guard case .member(let top)? = path.components.first,
-                    path.components.count > 1 || !Self.describeTheToken.contains(top), fields.raw[top] == nil
-                else { continue }
+            for path in client.tokenPathsNotInherited {
+                guard case .member(let top)? = path.components.first, fields.raw[top] == nil else { continue }
                 merged = path.removed(from: merged)
             }
         }
