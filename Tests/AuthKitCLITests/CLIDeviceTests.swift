@@ -77,6 +77,22 @@ import Testing
         }
     }
 
+    /// A code that expires unapproved is a wait that ran out (exit 5), as
+    /// the docs say, not consent denied (exit 3), whose status it had:
+    /// by the provider's `expired_token` and by this computer's clock.
+    @Test(arguments: [true, false]) func anExpiredCodeIsATimeout(providerSaysSo: Bool) async throws {
+        try await withServer { server in
+            let home = try setUp(server, expiresIn: providerSaysSo ? 60 : 2)
+            server.route("POST", "/token") { _ in
+                .json(#"{"error":"\#(providerSaysSo ? "expired_token" : "authorization_pending")"}"#, status: 400)
+            }
+            let result = try await CLIProcess.run(
+                ["authorize", "--provider", "tv", "--device", "--timeout", "30"], environment: headless(home))
+            #expect(result.status == 5, "\(result.stderr)")
+            #expect(result.stderr.contains("The code expired before the sign-in was approved"), "\(result.stderr)")
+        }
+    }
+
     /// One command and no flags over SSH: the device grant is chosen, and said.
     @Test func noBrowserHereChoosesTheDeviceGrant() async throws {
         try await withServer { server in

@@ -535,6 +535,14 @@ struct Authorize: WorkspaceCommand {
         } catch AuthKitError.cancelled where timedOut.current {
             Interrupt.lowerShield(done: false)
             throw CLIError(timedOutMessage(), status: .timedOut)
+        } catch AuthKitError.providerError(_, let response) where response.code == "expired_token" {
+            // The wait ran out (RFC 8628 §3.5), by the provider's clock or
+            // this one's: exit 5 as --timeout's, not 3, consent denied's, so
+            // a script can tell "start again" from "refused".
+            Interrupt.lowerShield(done: false)
+            throw CLIError(
+                "The code expired before the sign-in was approved; nothing was stored. Run it again, and enter the new code sooner.",
+                status: .timedOut)
         } catch {
             // With a signal pending, the error is said before the process
             // ends by it (an access_denied, a store that could not be written).
@@ -554,7 +562,7 @@ struct Authorize: WorkspaceCommand {
         let answer = LockedValue<FileSystem.Line?>(nil)
         let agent = ShieldedUserAgent(
             ManualUserAgent(readLine: {
-                let read = FileSystem.readLine(0, limit: ManualUserAgent.longestAnswer) // standard input
+                let read = Console.readLine(limit: ManualUserAgent.longestAnswer, echo: true)
                 answer.withLock { $0 = read }
                 guard case .line(let line) = read else { return nil }
                 return line

@@ -78,8 +78,8 @@ enum Console {
     /// Not `fflush(NULL)`: it takes every stream's lock, standard input's
     /// too, which a reader blocked in `getline` holds, so a signal during
     /// a wait for input would wait for that input. Every way the process
-    /// ends calls this, so it also puts the terminal's echo back if
-    /// ``withoutEcho(_:)`` had it off.
+    /// ends calls this, so it also puts the terminal's settings back if
+    /// ``readLine(limit:echo:prompt:)`` had changed them.
     static func flushStandardStreams() {
         restoreTerminal()
         fflush(stdout)
@@ -183,32 +183,106 @@ enum Console {
     /// Whether standard input is a terminal: a person who can paste an answer.
     static var inputIsTerminal: Bool { isatty(STDIN_FILENO) != 0 }
 
-    /// The terminal's settings while ``withoutEcho(_:)`` has echo off: put
-    /// back by ``restoreTerminal()`` on every way out.
+    /// The terminal's settings while ``readLine(limit:echo:prompt:)`` has
+    /// changed them: put back by ``restoreTerminal()`` on every way out.
     private static let echoingTerminal = LockedValue<termios?>(nil)
 
-    /// Runs `body`, which reads standard input, with the terminal's echo
-    /// off, as a password prompt does: a pasted token is neither shown nor
-    /// left in the scrollback or a terminal multiplexer's log. Not a
-    /// terminal: `body` as it is. Ctrl-C meanwhile ends the process through
-    /// ``Interrupt``, which puts echo back first (the default action would
-    /// leave the shell without it).
-    static func withoutEcho<Result>(_ body: () throws -> Result) rethrows -> Result {
+    /// One line of standard input, of at most `limit` bytes; `prompt` is
+    /// said first at a terminal.
+    ///
+    /// At a terminal the line is read with the terminal's line editing off
+    /// (non-canonical mode): in it the kernel keeps at most 4,095 bytes of
+    /// a line (macOS: 1,024) and drops the rest of a longer paste without a
+    /// word, so a long token was stored cut short, and a long redirect URL
+    /// refused as another sign-in's. Erase (Backspace), kill (Ctrl-U) and
+    /// end-of-file (Ctrl-D on an empty line) are done here instead. With
+    /// `echo` false nothing typed is shown, as at a password prompt: a
+    /// pasted token is neither on the screen nor in the scrollback or a
+    /// terminal multiplexer's log. Ctrl-C meanwhile ends the process through
+    /// ``Interrupt``, which puts the terminal back first (the default action
+    /// would leave the shell without echo). Not a terminal: the line as it
+    /// comes (``FileSystem/readLine(_:limit:)``).
+    static func readLine(limit: Int, echo: Bool, prompt: String? = nil) -> FileSystem.Line {
         var settings = termios()
-        guard isatty(STDIN_FILENO) != 0, tcgetattr(STDIN_FILENO, &settings) == 0 else { return try body() }
+        guard isatty(STDIN_FILENO) != 0, tcgetattr(STDIN_FILENO, &settings) == 0 else {
+            return FileSystem.readLine(STDIN_FILENO, limit: limit)
+        }
         Interrupt.installShield()
-        var quiet = settings
-        quiet.c_lflag &= ~tcflag_t(ECHO)
+        var raw = settings
+        raw.c_lflag &= ~tcflag_t(ECHO | ICANON)
+        withUnsafeMutableBytes(of: &raw.c_cc) { controls in
+            controls[Int(VMIN)] = 1
+            controls[Int(VTIME)] = 0
+        }
+        let (erase, kill, end) = withUnsafeBytes(of: settings.c_cc) {
+            ($0[Int(VERASE)], $0[Int(VKILL)], $0[Int(VEOF)])
+        }
         echoingTerminal.withLock { $0 = settings }
-        tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
+        // Off before the prompt shows: a paste that follows it at once is not echoed either.
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
         defer {
             restoreTerminal()
-            err("") // the Enter that was not echoed
+            if !echo { err("") } // the Enter that was not echoed
         }
-        return try body()
+        if let prompt { err(prompt) }
+        func show(_ text: String) { if echo { write(Data(text.utf8), to: STDERR_FILENO) } }
+        var line = LineEditor(limit: limit)
+        var byte: UInt8 = 0
+        while true {
+            let count = read(STDIN_FILENO, &byte, 1)
+            if count < 0, errno == EINTR { continue }
+            guard count == 1 else { return line.bytes.isEmpty ? .end : line.ended }
+            switch byte {
+            case UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+                show("\n")
+                return line.ended
+            case erase, 0x7F, 0x08:
+                if line.eraseLast() { show("\u{8} \u{8}") }
+            case kill:
+                show(String(repeating: "\u{8} \u{8}", count: line.eraseAll()))
+            case end where line.bytes.isEmpty:
+                return .end
+            default:
+                guard line.append(byte) else { return .tooLong(limit: limit) }
+                if echo { _ = withUnsafeBytes(of: byte) { FileSystem.writeAll(STDERR_FILENO, $0) } }
+            }
+        }
     }
 
-    /// Puts back the terminal settings ``withoutEcho(_:)`` changed, if it has.
+    /// The line ``readLine(limit:echo:prompt:)`` builds at a terminal, with
+    /// the edits the terminal's own line editing would have made.
+    struct LineEditor {
+        let limit: Int
+        private(set) var bytes: [UInt8] = []
+
+        init(limit: Int) { self.limit = limit }
+
+        /// False when the line would be longer than `limit`.
+        mutating func append(_ byte: UInt8) -> Bool {
+            guard bytes.count < limit else { return false }
+            bytes.append(byte)
+            return true
+        }
+
+        /// Removes the last character (all the bytes of its UTF-8 form);
+        /// false when there was none.
+        mutating func eraseLast() -> Bool {
+            guard !bytes.isEmpty else { return false }
+            while let last = bytes.popLast(), last & 0xC0 == 0x80, !bytes.isEmpty {}
+            return true
+        }
+
+        /// Removes every character; returns how many there were.
+        mutating func eraseAll() -> Int {
+            defer { bytes = [] }
+            return String(decoding: bytes, as: UTF8.self).count
+        }
+
+        /// The line as ``FileSystem/readLine(_:limit:)`` gives it.
+        var ended: FileSystem.Line { .line(String(decoding: bytes, as: UTF8.self)) }
+    }
+
+    /// Puts back the terminal settings ``readLine(limit:echo:prompt:)`` changed, if it has.
     static func restoreTerminal() {
         let saved = echoingTerminal.withLock { saved in
             defer { saved = nil }

@@ -84,10 +84,7 @@ struct TokenImport: WorkspaceCommand {
         // Typed or pasted at a terminal, the token is not echoed: echo goes
         // off before the prompt shows, so a paste that follows the prompt at
         // once is not shown either (it was, when the prompt came first).
-        let read = Console.withoutEcho { () -> FileSystem.Line in
-            if Console.inputIsTerminal { Console.err("Paste the token, then press Enter:") }
-            return FileSystem.readLine(0, limit: 16 << 10) // standard input
-        }
+        let read = Console.readLine(limit: 16 << 10, echo: false, prompt: "Paste the token, then press Enter:")
         switch read {
         case .line(let line):
             // A file a Windows editor saved starts with a byte-order mark
