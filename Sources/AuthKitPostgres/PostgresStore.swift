@@ -107,8 +107,11 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 // database's default of repeatable read, the snapshot came
                 // from before it, and a second instance found version 0.
                 try await connection.run("SET TRANSACTION ISOLATION LEVEL READ COMMITTED", logger: logger)
-                // Nor is the migration cut by an administrator's statement_timeout.
+                // Nor is the migration cut by an administrator's statement_timeout,
+                // or lock_timeout: with a role's `lock_timeout = '2s'`, a second
+                // instance started during the first's index builds failed (55P03).
                 try await connection.run("SET LOCAL statement_timeout = 0", logger: logger)
+                try await connection.run("SET LOCAL lock_timeout = 0", logger: logger)
                 // One migration at a time across instances.
                 try await connection.run("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
                 try await connection.run(
@@ -280,7 +283,14 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
 
     @discardableResult
     public func remove(_ key: CredentialKey) async throws -> Credential? {
-        try await mapped { [self] in
+        // Under the lock, an earlier save of the account is not made again
+        // should the transaction not commit (``endKeepingTheSave(_:)``): the
+        // replay brought back a credential a sign-out had removed, and said
+        // nothing. The transaction's end then fails, as the removal did.
+        if let held = Self.heldLock, held.store == ObjectIdentifier(self) {
+            held.lastSave.withLock { if $0?.key == key { $0 = nil } }
+        }
+        return try await mapped { [self] in
             let rows = try await query(
                 """
                 DELETE FROM authkit_credentials WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
@@ -517,8 +527,12 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                                 WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
                                 """, logger: logger)
                             var earlier: Credential?
+                            // One that does not open is an error, as at every
+                            // read, not "none": replaced, its refresh token
+                            // (sealed under a key this instance lacks, say)
+                            // was gone for good, the key put back or not.
                             for try await (storedKeyID, stored) in rows.decode((String, Data).self) {
-                                earlier = try? self.open(Credential.self, stored, keyID: storedKeyID, binding: binding)
+                                earlier = try self.open(Credential.self, stored, keyID: storedKeyID, binding: binding)
                             }
                             return earlier
                         }
@@ -619,47 +633,58 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                     }
                     result = try await body(connection)
                 } catch {
-                    if held.isLost {
+                    // A save `body` made before it failed is kept, as the
+                    // other stores keep it (their saves are written at once):
+                    // a refresh saved before a revocation failed
+                    // (CredentialSource.revoke) was rolled back, and the
+                    // stored refresh token was the one the provider had
+                    // rotated away (RFC 9700 §4.14.2). The body's error is
+                    // thrown, unless keeping the save failed.
+                    if held.lastSave.current != nil {
+                        try await endKeepingTheSave(held)
+                    } else if held.isLost {
                         try? await connection.close()
                     } else {
                         try? await withOperationTimeout { try await connection.run("ROLLBACK", logger: logger) }
                     }
                     throw error
                 }
-                guard !held.isLost else {
-                    // Ended by the database, the connection may not be closed
-                    // yet: closed before it goes back to the pool, where the
-                    // next refresh's BEGIN would find it dead. The save made
-                    // again out of reach of the caller's cancellation, as the
-                    // COMMIT below is: a cancelled caller's timeout otherwise
-                    // ended it at once, and the rotated token was lost.
-                    try await Task {
-                        try? await connection.close()
-                        if held.savedWithoutTheLock.current { return }
-                        guard let save = held.lastSave.current else { throw Self.closedLock }
-                        try await saveAfterLosingTheLock(save, held: held)
-                    }.value
-                    return result
-                }
-                // Committed even when the caller was cancelled meanwhile:
-                // `body` has run, and may have saved a refresh's rotated
-                // token, whose predecessor the provider has spent (RFC 9700
-                // §4.14.2). In the caller's task, the cancellation closed this
-                // connection under the COMMIT, which then often undid the save.
-                // The replay of a save whose COMMIT failed runs in the same
-                // task, out of reach of the caller's cancellation too.
-                try await Task {
-                    do {
-                        try await withOperationTimeout { try await connection.run("COMMIT", logger: logger) }
-                    } catch {
-                        try? await connection.close()
-                        guard let save = held.lastSave.current else { throw error }
-                        try await saveAfterLosingTheLock(save, held: held)
-                    }
-                }.value
+                try await endKeepingTheSave(held)
                 return result
             }
         }
+    }
+
+    /// Ends the locked transaction with what it saved: committed, or, its
+    /// connection lost before or during the COMMIT, the last save made
+    /// again without the lock (``saveAfterLosingTheLock(_:held:)``).
+    ///
+    /// Out of reach of the caller's cancellation: `body` has run, and may
+    /// have saved a refresh's rotated token, whose predecessor the provider
+    /// has spent (RFC 9700 §4.14.2). In the caller's task, the cancellation
+    /// closed the connection under the COMMIT, which then often undid the
+    /// save; and a cancelled caller's timeout ended the replay at once.
+    private func endKeepingTheSave(_ held: HeldLock) async throws {
+        let (connection, logger) = (held.connection, logger)
+        try await Task { [self] in
+            guard !held.isLost else {
+                // Ended by the database, the connection may not be closed
+                // yet: closed before it goes back to the pool, where the
+                // next refresh's BEGIN would find it dead.
+                try? await connection.close()
+                if held.savedWithoutTheLock.current { return }
+                guard let save = held.lastSave.current else { throw Self.closedLock }
+                try await saveAfterLosingTheLock(save, held: held)
+                return
+            }
+            do {
+                try await withOperationTimeout { try await connection.run("COMMIT", logger: logger) }
+            } catch {
+                try? await connection.close()
+                guard let save = held.lastSave.current else { throw error }
+                try await saveAfterLosingTheLock(save, held: held)
+            }
+        }.value
     }
 
     /// A statement inside the lock timed out and its connection was closed,

@@ -24,8 +24,13 @@ public struct TokenEncryption: Sendable {
         for (id, key) in keys {
             // The id first: with id and key swapped (`BASE64:k1`), the
             // size error named the key as the id, and a log kept it.
+            // ASCII only: Swift compares `é` and `e` + U+0301 as one id, the
+            // database (`key_id <> current`) as two, and two instances given
+            // the two spellings resealed each other's rows for ever.
             guard !id.isEmpty, id.utf8.count <= 64,
-                id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+                id.unicodeScalars.allSatisfy({
+                    $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_")
+                })
             else { throw TokenEncryptionError.invalidKeyID(id) }
             guard key.bitCount == 256 else { throw TokenEncryptionError.wrongKeySize(id: id, bits: key.bitCount) }
         }
@@ -108,7 +113,7 @@ public enum TokenEncryptionError: Error, Sendable, Hashable, CustomStringConvert
             "The key \(id.count <= 16 ? "'\(id)'" : "whose id is \(id.count) characters long") has \(bits) bits; AES-256-GCM takes 256."
         // Not repeated: what fails as an id may be a key given in its place.
         case .invalidKeyID(let id):
-            "A key id (\(id.count) characters) is not 1–64 letters, digits, '-' or '_'; keys are written id:BASE64, the id first."
+            "A key id (\(id.count) characters) is not 1–64 ASCII letters, digits, '-' or '_'; keys are written id:BASE64, the id first."
         case .unreadable: "The keys are not written as id:BASE64[,id:BASE64…]."
         case .repeatedKeyID(let id):
             "Two keys have the id '\(String(id.prefix(64)))'; give each key its own id (a row records the id it was sealed under)."

@@ -747,6 +747,81 @@ struct PostgresStoreTests {
         }
     }
 
+    /// A save made under the lock is kept when the lock's body then fails,
+    /// as the other stores keep it: `CredentialSource.revoke` saves a
+    /// refresh, then revokes; a revocation that failed rolled the save back,
+    /// and the stored refresh token was the one the provider had rotated.
+    /// A removal after the save is not undone by the save's replay when
+    /// the transaction does not commit: the sign-out fails instead of the
+    /// renewal coming back as if signed out.
+    @Test func aSaveUnderTheLockOutlivesTheBodysFailureAndNotALaterRemoval() async throws {
+        struct RevocationFailed: Error {}
+        try await Self.withStore(schema: "kept_save", clients: 2) { stores in
+            let stored = Self.credential("kept", access: "old")
+            try await stores[0].save(stored)
+            var renewing = stored
+            renewing.accessToken = "renewed"
+            renewing.refreshToken = "rotated"
+            let renewed = renewing
+            await #expect(throws: RevocationFailed.self) {
+                try await stores[0].withRefreshLock(for: stored.key, timeout: .seconds(10)) {
+                    _ = try await stores[0].credential(for: stored.key)
+                    try await stores[0].save(renewed)
+                    throw RevocationFailed()
+                }
+            }
+            #expect(try await stores[1].credential(for: stored.key)?.refreshToken == "rotated")
+
+            let signedOut = Self.credential("signed-out", access: "old")
+            try await stores[0].save(signedOut)
+            var renewing2 = signedOut
+            renewing2.accessToken = "renewed"
+            let renewedThenRemoved = renewing2
+            var failure: (any Error)?
+            do {
+                try await stores[0].withRefreshLock(for: signedOut.key, timeout: .seconds(10)) {
+                    _ = try await stores[0].credential(for: signedOut.key)
+                    try await stores[0].save(renewedThenRemoved)
+                    try await stores[0].remove(signedOut.key)
+                    try await Self.endTheSessionHoldingTheLock(using: stores[1])
+                }
+            } catch {
+                failure = error
+            }
+            #expect(failure is AuthKitError, "the replay said nothing: \(String(describing: failure))")
+            #expect(try await stores[1].credential(for: signedOut.key)?.accessToken != "renewed")
+        }
+    }
+
+    /// A sign-in with no refresh token over a stored credential this
+    /// instance cannot open (sealed under a key it was not given) fails,
+    /// and leaves the row: read as "none", it was replaced, and its refresh
+    /// token was gone for good, the key put back or not.
+    @Test func aSignInDoesNotReplaceACredentialItCannotOpen() async throws {
+        try await Self.withStore(schema: "sign_in_lost_key") { stores in
+            let stored = Self.credential("u")
+            try await stores[0].save(stored)
+            let rotated = PostgresStore(
+                client: stores[0].client,
+                encryption: try TokenEncryption(keys: [("k2", SymmetricKey(size: .bits256))]), display: "test")
+            var again = Self.credential("u", access: "second-access")
+            again.refreshToken = nil
+            await #expect(throws: AuthKitError.self) {
+                try await rotated.saveSignIn(again, lockTimeout: .seconds(5))
+            }
+            #expect(try await stores[0].credential(for: stored.key) == stored)
+        }
+    }
+
+    /// A key id of non-ASCII letters is refused: Swift compares two
+    /// spellings of `é` as one id, the database as two.
+    @Test func keyIDsAreASCII() throws {
+        #expect(throws: TokenEncryptionError.self) {
+            try TokenEncryption(keys: [("cl\u{E9}", SymmetricKey(size: .bits256))])
+        }
+        _ = try TokenEncryption(keys: [("key-2026_12", SymmetricKey(size: .bits256))])
+    }
+
     /// The session ended while the save is on its way: the database may
     /// answer the save's statement with the FATAL error before the
     /// connection is seen closed, and the save was then refused as if the
