@@ -140,6 +140,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), // its errors, told apart as TLS failures
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// ``AuthKit/HTTPClient`` on swift-server's AsyncHTTPClient, for server
 /// applications that already run SwiftNIO: connections are pooled and kept
@@ -35,16 +36,28 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient, ParsedURLHTTPClient 
             default: return .connectionFailed
             }
         }
+        // A certificate that could not be verified, a failed handshake: as
+        // the other transports say it, not "no connection".
+        if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError { return .tlsFailure }
         return .connectionFailed
     }
 
-    /// AuthKit's client: redirects disallowed, no decompression.
-    private static let client = AsyncHTTPClient.HTTPClient(
-        eventLoopGroup: AsyncHTTPClient.HTTPClient.defaultEventLoopGroup,
-        configuration: .init(
+    /// AuthKit's client: redirects disallowed, no decompression, and a
+    /// connection that could not be made is an error at once. With
+    /// AsyncHTTPClient's default, the pool tried again with back-off until
+    /// its 10 s connect timeout: a token endpoint that was down, a host
+    /// name that does not resolve or a certificate that is not trusted
+    /// cost every call 10 s, and was said as a timeout (or, within a
+    /// shorter deadline, as "no answer"), not as what it was.
+    private static let client: AsyncHTTPClient.HTTPClient = {
+        var configuration = AsyncHTTPClient.HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(10), read: .seconds(30)),
-            decompression: .disabled))
+            decompression: .disabled)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return AsyncHTTPClient.HTTPClient(
+            eventLoopGroup: AsyncHTTPClient.HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
 
     public init() {}
 

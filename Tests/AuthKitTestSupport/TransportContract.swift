@@ -400,6 +400,18 @@ public struct TransportContract: Sendable {
                     )
                 }
             }
+            // A POST with no body says so (`Content-Length: 0`, RFC 9110
+            // §8.6): sent without framing, some servers answer 411 Length
+            // Required (`authkit request -X POST` with no -d; libcurl's did).
+            let before = server.requests.count
+            let empty = OutgoingRequest(method: .post, url: URL(string: "\(server.baseURL)/token")!)
+            _ = try? await transport.send(empty, step: .tokenExchange, policy: Self.policy)
+            let sent = server.requests.dropFirst(before).first
+            if sent?.header("Content-Length") != "0" {
+                broken.append(
+                    "a POST with no body was sent with Content-Length \(sent?.header("Content-Length") ?? "absent"), not 0"
+                )
+            }
             return broken
         }
     }
@@ -665,19 +677,31 @@ public struct TransportContract: Sendable {
             _ = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
         }
         var broken = await expectNetworkError(send)
+        // Said as what it is, as every transport says it (AsyncHTTPClient's
+        // said "no connection", after trying again for 10 s).
+        do {
+            try await send()
+        } catch AuthKitError.network(_, let reason) where reason.kind != .tlsFailure {
+            broken.append("an untrusted certificate was said as \(reason.kind), not tlsFailure: \(reason.detail)")
+        } catch {}
         if server.bytesReceived > 0 {
             broken.append("sent \(server.bytesReceived) bytes of the request to a server it could not trust")
         }
         return broken
     }
 
+    /// Refused at once, and said so: not a timeout. (AsyncHTTPClient's pool
+    /// tried again with back-off until its 10 s connect timeout, and the
+    /// failure was said as the time running out.)
     private func closedPortIsANetworkError() async throws -> [String] {
         let request = OutgoingRequest(method: .post, url: URL(string: "http://127.0.0.1:9/token?code=secret-code")!)
         do {
-            _ = try await transport.send(request, step: .tokenExchange, policy: Self.shortDeadline)
+            _ = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
             return ["a closed port answered"]
-        } catch AuthKitError.network(let url, _) {
-            return url.contains("secret-code") ? ["the error shows the query: \(url)"] : []
+        } catch AuthKitError.network(let url, let reason) {
+            if url.contains("secret-code") { return ["the error shows the query: \(url)"] }
+            return reason.kind == .connectionFailed
+                ? [] : ["a closed port was said as \(reason.kind): \(reason.detail)"]
         } catch {
             return ["a closed port ended with \(error), not a network error"]
         }

@@ -295,6 +295,10 @@
                 _ = authkit_curl_set_long(handle, CURLOPT_TIMEOUT_MS, milliseconds)
             }
             _ = authkit_curl_set_pointer(handle, CURLOPT_HTTPHEADER, headers)
+            // A POST, PUT or PATCH with no body sends an empty one, framed
+            // (`Content-Length: 0`, RFC 9110 §8.6): with only its method
+            // set, libcurl sent no framing, and some servers answer 411.
+            let body = body ?? (["POST", "PUT", "PATCH"].contains(method) ? Data() : nil)
             if method == "HEAD" {
                 _ = authkit_curl_set_long(handle, CURLOPT_NOBODY, 1)
             } else if let body {

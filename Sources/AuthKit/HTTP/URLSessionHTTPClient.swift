@@ -123,6 +123,13 @@
         /// The kind of failure a URLSession error stands for.
         static func kind(of error: any Error) -> AuthKitError.NetworkFailure.Kind {
             guard let error = error as? URLError else { return .connectionFailed }
+            #if !canImport(Darwin)
+                // FoundationNetworking (libcurl underneath) gives a TLS failure
+                // no code of its own (`unknown`, -1), only libcurl's words,
+                // which name it ("SSL certificate problem: …", "SSL connect
+                // error"): read as "no connection", it was not said as what it was.
+                if error.code == .unknown, error.localizedDescription.contains("SSL") { return .tlsFailure }
+            #endif
             switch error.code {
             case .timedOut: return .timedOut
             case .networkConnectionLost: return .connectionClosed
