@@ -52,6 +52,14 @@ import Testing
                 body: "client_id=sandbox-client&client_secret=sandbox-secret&code=x")
             #expect(answer.status == 400)
             #expect(answer.body.contains("expected a JSON body"))
+            // A member twice in the JSON is a parameter sent twice: the last
+            // value won, and a wrong secret beside the right one passed.
+            let twice = try await raw(
+                "POST", token, headers: ["Content-Type": "application/json"],
+                body: #"{"client_id":"sandbox-client","client_secret":"x","client_secret":"sandbox-secret","code":"c"}"#
+            )
+            #expect(
+                twice.status == 400 && twice.body.contains("'client_secret' is sent more than once"), "\(twice.body)")
         }
     }
 

@@ -107,6 +107,13 @@ import Testing
                 let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
                 _ = try await client.authorize(using: sandbox.userAgent())
                 let port = try #require(sandbox.baseURL.port)
+                // Not from another site's page (any page can send this POST).
+                let crossSite = try await RawHTTP.send(
+                    Data(
+                        "POST /rotate-keys HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: https://evil.example\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                            .utf8),
+                    port: port)
+                #expect(crossSite.status == 403)
                 let rotated = try await RawHTTP.send(
                     Data(
                         "POST /rotate-keys HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"

@@ -137,6 +137,36 @@ import Testing
         }
     }
 
+    /// The token an introspection request names is refused in a POST's
+    /// URL query, as the table says of every secret there: it was answered
+    /// `active`, so a client that put it there was never told.
+    @Test func aTokenInAnIntrospectionRequestsURLIsRefused() async throws {
+        var introspecting = DescriptorFile(try bundled("github"))
+        introspecting.introspection = "https://github.com/login/oauth/introspect"
+        let descriptor = try ProviderDescriptor(json: try JSONEncoder().encode(introspecting))
+        try await Sandbox.with(emulating: descriptor, options: SandboxOptions(deterministic: true)) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            let endpoint = try #require(sandbox.descriptor.introspectionURL.flatMap(URL.init(string:)))
+            let port = try #require(endpoint.port)
+            let body =
+                "client_id=\(sandbox.clientSettings.clientID ?? "")&client_secret=\(sandbox.clientSettings.clientSecret ?? "")"
+            let answer = try await RawHTTP.send(
+                Data(
+                    """
+                    POST \(endpoint.path)?token=\(credential.accessToken) HTTP/1.1\r
+                    Host: 127.0.0.1:\(port)\r
+                    Content-Type: application/x-www-form-urlencoded\r
+                    Content-Length: \(body.utf8.count)\r
+                    Connection: close\r
+                    \r
+                    \(body)
+                    """.utf8),
+                port: port)
+            #expect(answer.status == 400 && answer.body.contains("invalid_request"), "\(answer.body)")
+        }
+    }
+
     @Test func clientCredentialsWithAKeyAndATokenExchange() async throws {
         let (key, path) = try Self.clientKeyFile()
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()

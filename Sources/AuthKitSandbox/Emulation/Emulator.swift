@@ -205,7 +205,9 @@ package final class Emulator: @unchecked Sendable {
         case ("POST", "/consent"): return consent(request)
         case ("GET", "/device"), ("POST", "/device"): return deviceVerification(request)
         case (_, "/whoami"), (_, "/echo"): return resource(request)
-        case ("POST", "/rotate-keys"): return rotateKeys()
+        // Not from another site's page: a POST any page can send made an
+        // RSA key on the event loop at every call, stalling every sign-in.
+        case ("POST", "/rotate-keys"): return crossSiteRefusal(request, step: "rotate-keys") ?? rotateKeys()
         case ("GET", let path) where path.hasPrefix("/.well-known/oauth-authorization-server"):
             return metadata(path: path)
         default: break
@@ -413,10 +415,11 @@ package final class Emulator: @unchecked Sendable {
         }
     }
 
-    /// Parameters that carry a secret: never taken from a POST's URL.
+    /// Parameters that carry a secret: never taken from a POST's URL (the
+    /// token an introspection or revocation request names among them).
     static let secretParameters = [
         "client_secret", "code", "code_verifier", "refresh_token", "client_assertion", "device_code", "subject_token",
-        "actor_token", "password",
+        "actor_token", "password", "token", "access_token",
     ]
 
     /// The parameters of `request` in `encoding`, or a refusal that says what was expected.

@@ -135,14 +135,19 @@ final class SandboxHTTPServer: @unchecked Sendable {
 
     /// Counts `channel` in; past ``maxConnections``, closes the oldest
     /// connection still waiting for its request (or `channel` itself, when
-    /// every other one has a request being answered).
+    /// every other one has a request being answered). The one closed is no
+    /// longer counted from then on: its handler is removed later, and a
+    /// burst of connections (NIO accepts several per read) all picked the
+    /// same one, still counted, so each burst let a few past the cap.
     fileprivate func admit(_ channel: Channel) {
         let victim = lock.withLock { () -> Channel? in
             connectionsAccepted += 1
             connections[ObjectIdentifier(channel)] = (connectionsAccepted, channel, true)
             guard connections.count > Self.maxConnections else { return nil }
             let oldest = connections.values.filter { $0.waiting && $0.channel !== channel }.min { $0.order < $1.order }
-            return oldest?.channel ?? channel
+            let victim = oldest?.channel ?? channel
+            connections[ObjectIdentifier(victim)] = nil
+            return victim
         }
         victim?.close(promise: nil)
     }

@@ -92,7 +92,18 @@ package struct SandboxRequest: Sendable {
             guard mediaType == "application/json" else {
                 return .failure(.wrongEncoding("a JSON body (Content-Type: application/json)"))
             }
-            guard case .object(let members)? = try? JSONValue(parsing: body) else {
+            // A name given twice is refused, as a form's parameter sent twice
+            // is (RFC 6749 §3.2): kept last, `client_secret` twice passed the
+            // client's authentication with whichever value was right.
+            let parsed: JSONValue
+            do {
+                parsed = try JSONValue(parsing: body, repeatedNames: .refused)
+            } catch let failure as JSONParser.Failure where failure.repeatedField != nil {
+                return .failure(.malformed("'\(failure.repeatedField ?? "")' is sent more than once (RFC 6749 §3.2)"))
+            } catch {
+                return .failure(.malformed("the body is not a JSON object"))
+            }
+            guard case .object(let members) = parsed else {
                 return .failure(.malformed("the body is not a JSON object"))
             }
             return .success(members.sorted { $0.key < $1.key }.map { ($0.key, $0.value.scalarText ?? "") })
