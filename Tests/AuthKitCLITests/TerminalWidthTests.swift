@@ -259,6 +259,20 @@ import Testing
                 $0.contains("(authkit providers override github prints the file).")
             },
             "\(aside)")
+        // An empty quoted argument (the unlabelled account) does not end it:
+        // the line broke after `--label ''`, and `--scope repo` went to the next.
+        let unlabelled = LineWrapping.wrapped(
+            "git asked for a credential this account cannot give; sign in: authkit authorize --provider github --label '' --scope repo.",
+            columns: 50)
+        #expect(
+            unlabelled.split(separator: "\n").contains {
+                $0.contains("authkit authorize --provider github --label '' --scope repo.")
+            },
+            "\(unlabelled)")
+        // A quoted label with a space inside is one argument too.
+        let spaced = LineWrapping.wrapped(
+            "Then run: authkit token print --label 'my work' --provider github.", columns: 50)
+        #expect(spaced.contains("authkit token print --label 'my work' --provider github."), "\(spaced)")
     }
 
     /// A label padded to its column and the value after it (a URL) stay on

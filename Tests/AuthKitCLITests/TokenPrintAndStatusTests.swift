@@ -150,11 +150,17 @@ import Testing
                 "AUTHKIT_BUSY_CLIENT_ID": "c",
             ]
             let store = FileCredentialStore(environment: environment)
-            for id in ["down", "refusing", "github", "busy"] {
+            for id in ["down", "refusing", "busy"] {
                 try await store.save(
                     Credential(
                         providerID: id, accessToken: "tok-\(id)", expiresAt: Date(timeIntervalSinceNow: 3600)))
             }
+            // Due, with a refresh token, and no client here to refresh it:
+            // the refresh's missing setting made it "not valid".
+            try await store.save(
+                Credential(
+                    providerID: "github", accessToken: "tok-github", refreshToken: "tok-refresh",
+                    expiresAt: Date(timeIntervalSinceNow: -60)))
             func run(_ arguments: [String]) async throws -> CLIResult {
                 try await CLIProcess.run(arguments, environment: environment)
             }

@@ -47,7 +47,7 @@ enum LineWrapping {
         for word in words {
             if var open = command {
                 open.append(word)
-                if endsCommand(word) {
+                if endsCommand(open) {
                     items.append(open.joined(separator: " "))
                     command = nil
                 } else {
@@ -55,7 +55,7 @@ enum LineWrapping {
                 }
             } else if commandWords.contains(word.trimmingLeading("'`\"(")) {
                 command = [word]
-                if endsCommand(word) && word.count > 1 && word.hasSuffix("'") {
+                if endsCommand([word]) && word.count > 1 && word.hasSuffix("'") {
                     items.append(word)
                     command = nil
                 }
@@ -82,10 +82,22 @@ enum LineWrapping {
         return lines.joined(separator: "\n")
     }
 
-    /// A word after which a command's text has ended: the sentence or the quote goes on without it.
-    private static func endsCommand(_ word: String) -> Bool {
-        guard let last = word.last else { return false }
-        return [".", ",", ";", ":", ")", "'", "`", "\""].contains(last) && !word.hasSuffix("...")
+    /// Whether a command's text has ended with its last word: the sentence
+    /// or the quote goes on without it. A `'` ends it only where it closes
+    /// the quote around the command (`'authkit token print'`), not one the
+    /// command holds whole: `--label ''` (the unlabelled account) ended it,
+    /// and the arguments after went to the next line, where a pasted first
+    /// line ran without them.
+    private static func endsCommand(_ words: [String]) -> Bool {
+        guard let word = words.last, let last = word.last else { return false }
+        if last == "'" {
+            let quotes = words.reduce(0) { $0 + $1.count { $0 == "'" } }
+            let quoted = words.first?.trimmingLeading("`\"(").hasPrefix("'") ?? false
+            // Quoted: ended once every quote is closed; else only by a quote
+            // closing one opened before the command.
+            return quoted ? quotes % 2 == 0 : quotes % 2 == 1
+        }
+        return [".", ",", ";", ":", ")", "`", "\""].contains(last) && !word.hasSuffix("...")
     }
 }
 

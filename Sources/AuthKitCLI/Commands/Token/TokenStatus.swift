@@ -114,22 +114,26 @@ struct TokenStatus: WorkspaceCommand {
 
     /// Whether `credential` works, and a line that says whose it is or why not.
     private func check(_ credential: Credential, in workspace: Workspace) async -> (Outcome, String) {
+        func details(_ current: Credential) -> String {
+            "scopes \(current.scopes.isEmpty ? "(none listed)" : CredentialSummary.safe(current.scopes.joined(separator: " "))), expires \(CredentialSummary.expiry(current))"
+        }
         do {
             let source = try await workspace.source(credential.key)
-            let current = try await source.current()
-            let details =
-                "scopes \(current.scopes.isEmpty ? "(none listed)" : CredentialSummary.safe(current.scopes.joined(separator: " "))), expires \(CredentialSummary.expiry(current))"
             // An OAuth 2.0 token stored without a client (`token import`, no
             // client id set): it was reported as OAuth 1.0a and passed. The
             // setting is named as the command line gives it (the library's
-            // words named ClientSettings, a Swift type).
+            // words named ClientSettings, a Swift type). Said before any
+            // refresh: one that was due failed for want of the client id,
+            // and the token was said not to be valid.
             if let clientless = source.authenticator as? ClientlessAuthenticator {
                 return (
                     .notChecked,
-                    "stored, not checked; \(details). "
+                    "stored, not checked; \(details(credential)). "
                         + ErrorReport.message(for: clientless.missing, environment: workspace.environment, flags: false)
                 )
             }
+            let current = try await source.current()
+            let details = details(current)
             guard let oauth2 = source.authenticator as? OAuth2Client else {
                 let name =
                     current.rawFields["screen_name"]?.scalarText.map { " as \(CredentialSummary.safe($0))" } ?? ""
@@ -157,6 +161,17 @@ struct TokenStatus: WorkspaceCommand {
                     .unreached,
                     "not checked: \(ErrorReport.message(for: error, environment: workspace.environment, flags: false))"
                 )
+            }
+            // A problem here (the store could not be read or written, its
+            // lock busy; a setting missing or wrong) says nothing of the
+            // credential either: "not valid" told a script to sign in again.
+            switch error {
+            case .store, .missingSetting, .invalidSetting:
+                return (
+                    .notChecked,
+                    "not checked: \(ErrorReport.message(for: error, environment: workspace.environment, flags: false))"
+                )
+            default: break
             }
             return (
                 .notValid,
