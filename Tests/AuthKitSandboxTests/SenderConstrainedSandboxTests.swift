@@ -362,6 +362,22 @@ import Testing
     /// the code to its key, as `dpop_jkt` does (it was ignored: the code
     /// was exchanged with another key), and a `dpop_jkt` that is not the
     /// proof's key is refused.
+    /// `dpop_jkt` at a provider without DPoP is ignored, as an unknown
+    /// parameter is (RFC 6749 §3.1): kept, it bound the code to a key the
+    /// exchange is never asked to prove, and the code could not be redeemed.
+    @Test func aDPoPKeyIsIgnoredWhereTheProviderHasNoDPoP() async throws {
+        try await Sandbox.with(emulating: try bundled("github"), options: SandboxOptions(consent: .approve)) {
+            sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let (url, pending) = try await client.startAuthorization()
+            let bound = try #require(URL(string: url.absoluteString + "&dpop_jkt=" + ProofKey().thumbprint))
+            let location = try #require(try await raw("GET", bound).headers[.location])
+            let code = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "code" }?.value)
+            let credential = try await client.exchange(code: code, pending: pending)
+            #expect(!credential.accessToken.isEmpty)
+        }
+    }
+
     @Test func aPushedRequestIsCheckedAndBoundByItsProof() async throws {
         let descriptor = try ProviderDescriptor(
             json: Data(

@@ -197,8 +197,11 @@ extension Emulator {
             }
         }
         // RFC 9449 §10: the thumbprint of the key the code is to be bound to
-        // (RFC 7638: base64url of a SHA-256, 43 characters).
-        let dpopJKT = parameters["dpop_jkt"]
+        // (RFC 7638: base64url of a SHA-256, 43 characters). Ignored where the
+        // descriptor's provider has no DPoP, as its proofs are (RFC 6749
+        // §3.1: a parameter the server does not know is ignored): kept, it
+        // bound the code to a key no exchange there is asked to prove.
+        let dpopJKT = descriptor.dpop == .on ? parameters["dpop_jkt"] : nil
         if let dpopJKT, !Self.isThumbprint(dpopJKT) {
             return refuse("invalid_request", "dpop_jkt is not a JWK SHA-256 thumbprint (RFC 9449 §10, RFC 7638)")
         }
