@@ -45,6 +45,17 @@ import Testing
         #expect(failed.status == 3 && failed.stdout.isEmpty, "\(failed.stdout)")
         let shown = try await run(["request", "--provider", "github", "/nosuch"])
         #expect(shown.status == 3 && shown.stdout.contains("not_found"), "\(shown.stdout)")
+        // -H twice with one name sends both values, as curl does (the
+        // second replaced the first); Accept, sent with every request, once.
+        let twice = try await run([
+            "request", "--provider", "github", "-H", "X-Tag: a", "-H", "X-Tag: b", "-H", "Accept: text/x-one",
+            "-H", "Accept: text/x-two", "/echo",
+        ])
+        #expect(twice.status == 0, "\(twice.stderr)")
+        #expect(
+            twice.stdout.contains(#"["x-tag","a"]"#) && twice.stdout.contains(#"["x-tag","b"]"#)
+                && twice.stdout.contains(#"["accept","text/x-two"]"#) && !twice.stdout.contains("text/x-one"),
+            "\(twice.stdout)")
     }
 
     @Test func aPathWithoutAnAPIOriginNamesTheFix() async throws {

@@ -565,6 +565,10 @@ struct Request: WorkspaceCommand {
         // 'Name:' with nothing after it sends none of that name, not even one
         // authkit would add (-H 'Content-Type:' sends -d's body without one).
         var dropped = Set<String>()
+        // Names an earlier -H of this command gave: a second -H of the same
+        // name adds a value, as curl sends both (it replaced the first
+        // silently), but for the headers there is one of (below).
+        var given = Set<String>()
         for line in header {
             let parts: [String]
             if let colon = line.firstIndex(of: ":") {
@@ -606,10 +610,19 @@ struct Request: WorkspaceCommand {
                         status: .usage)
                 }
                 dropped.insert(parts[0].lowercased())
+                given.remove(parts[0].lowercased())
                 request.removeHeader(parts[0])
             } else {
-                dropped.remove(parts[0].lowercased())
-                request.setHeader(parts[0], parts[1])
+                let name = parts[0].lowercased()
+                dropped.remove(name)
+                if given.contains(name), !Self.headersAlwaysSent.contains(name), name != "content-type",
+                    let field = HTTPField.Name(parts[0])
+                {
+                    request.head.headerFields.append(HTTPField(name: field, value: parts[1]))
+                } else {
+                    request.setHeader(parts[0], parts[1])
+                }
+                given.insert(name)
             }
         }
         if let body {
