@@ -45,6 +45,11 @@ public struct TransportContract: Sendable {
         case brotliBombIsRefused
         /// A closed port is a network error that shows no query.
         case closedPortIsANetworkError
+        /// A body whose reading task is cancelled part-way ends with an
+        /// error, not as if it were complete: a stream's iterator ends
+        /// quietly at its task's cancellation, and a half-read body read as
+        /// whole (the libcurl and URLSession transports).
+        case cancelledReadIsAnError
         /// An interim response (`100 Continue`, sent unasked, or `103 Early
         /// Hints`) before the answer is skipped: the answer is the final response.
         case interimResponseIsSkipped(Int)
@@ -112,7 +117,7 @@ public struct TransportContract: Sendable {
             .redirectComesBack(307), .redirectComesBack(308),
             .floodEndsAtTheCap, .dripEndsAtTheDeadline, .endlessHeadIsRefused, .headDripEndsAtTheDeadline,
             .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .zstdBombIsRefused,
-            .brotliBombIsRefused, .closedPortIsANetworkError,
+            .brotliBombIsRefused, .closedPortIsANetworkError, .cancelledReadIsAnError,
             .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError,
             .malformedStatusIsAnError, .conflictingLengthsAreAnError,
             .invalidLengthIsAnError, .silenceEndsAtTheDeadline, .untrustedCertificateIsRefused,
@@ -139,6 +144,7 @@ public struct TransportContract: Sendable {
             case .zstdBombIsRefused: "zstdBombIsRefused"
             case .brotliBombIsRefused: "brotliBombIsRefused"
             case .closedPortIsANetworkError: "closedPortIsANetworkError"
+            case .cancelledReadIsAnError: "cancelledReadIsAnError"
             case .interimResponseIsSkipped(let status): "interimResponseIsSkipped(\(status))"
             case .missingStatusLineIsAnError: "missingStatusLineIsAnError"
             case .malformedStatusIsAnError: "malformedStatusIsAnError"
@@ -199,6 +205,7 @@ public struct TransportContract: Sendable {
         case .zstdBombIsRefused: try await bombIsRefused("zstd", ZstdBomb.make(inflatedSize: 2 << 30))
         case .brotliBombIsRefused: try await bombIsRefused("br", BrotliBomb.make(inflatedSize: 2 << 30))
         case .closedPortIsANetworkError: try await closedPortIsANetworkError()
+        case .cancelledReadIsAnError: try await cancelledReadIsAnError()
         case .interimResponseIsSkipped(let status): try await interimResponseIsSkipped(status)
         case .missingStatusLineIsAnError:
             try await refused(
@@ -688,6 +695,30 @@ public struct TransportContract: Sendable {
             broken.append("sent \(server.bytesReceived) bytes of the request to a server it could not trust")
         }
         return broken
+    }
+
+    private func cancelledReadIsAnError() async throws -> [String] {
+        // One byte of a hundred, and the connection held open.
+        let server = try RawResponseServer(
+            Self.json200("Content-Length: 100\r\n\r\n{", repeating: "", interval: .hours(1)))
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let request = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)", path: "/")
+        let (_, body) = try await http.send(request, body: nil)
+        let reader = Task { () -> String? in
+            var count = 0
+            do {
+                for try await chunk in body {
+                    count += chunk.count
+                    withUnsafeCurrentTask { $0?.cancel() }
+                }
+                return "ended as if complete after \(count) of 100 bytes"
+            } catch {
+                return nil
+            }
+        }
+        let outcome = await reader.value
+        return outcome.map { ["a body whose reader was cancelled part-way \($0)"] } ?? []
     }
 
     /// Refused at once, and said so: not a timeout. (AsyncHTTPClient's pool

@@ -72,6 +72,15 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
                 do {
                     let chunk = try await base.next()
                     state = .stream(base, watch)
+                    // A stream's iterator ends quietly when its task is
+                    // cancelled: a body cut short there is an error, not the
+                    // end (as AsyncHTTPClient's says it), and its transfer is
+                    // stopped. One that ended as its task was cancelled is
+                    // said cancelled too; that task goes no further anyway.
+                    if chunk == nil, Task.isCancelled {
+                        watch.cancel()
+                        throw CancellationError()
+                    }
                     if chunk == nil { watch.finished() }
                     return chunk
                 } catch {
@@ -111,6 +120,11 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
         func finished() {
             done = true
             cancellation.disarm()
+        }
+        /// Stopped before its end: the transfer is stopped now.
+        func cancel() {
+            done = true
+            cancellation.fire()
         }
         deinit { if !done { cancellation.fire() } }
     }
