@@ -81,17 +81,18 @@ import Testing
 private struct WebBackend {
     let descriptor: ProviderDescriptor
     let settings: ClientSettings
-    let sessionStore = SessionStore()
+    /// The session of the browser that signs in (one browser here).
+    let browserSession = SessionStore()
 
     /// Request 1; returns where to send the browser.
     func startSignIn() async throws -> URL {
         let client = try OAuth2Client(descriptor: descriptor, settings: settings)
 
-        // Request 1: send the browser to the provider; keep `pending` server-side
-        // (it is Codable and Sendable; it holds the PKCE verifier, so never in a cookie).
+        // Request 1: send the browser to the provider; keep `pending` server-side, in
+        // this browser's session (it holds the PKCE verifier, so never in a cookie).
         let (url, pending) = try await client.startAuthorization(
             redirectURI: URL(string: "https://app.example/oauth/callback")!, scopes: ["read_qiita"])
-        try await sessionStore.put(pending, key: pending.state)
+        try await browserSession.put(pending, key: "sign-in " + pending.state)
         return url
     }
 
@@ -101,8 +102,8 @@ private struct WebBackend {
         let stateFromQuery = query.first { $0.name == "state" }?.value ?? ""
         let client = try OAuth2Client(descriptor: descriptor, settings: settings)
 
-        // Request 2: the browser comes back.
-        let pending = try await sessionStore.take(key: stateFromQuery) // delete it: state is single-use
+        // Request 2: the browser comes back; only the one that started it finds it.
+        let pending = try await browserSession.take(key: "sign-in " + stateFromQuery) // delete it: single-use
         let credential = try await client.exchange(redirect: callbackURL, pending: pending)
         return credential
     }

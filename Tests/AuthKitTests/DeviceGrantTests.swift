@@ -67,6 +67,35 @@ import Testing
     static let granted = StubResponse.json(
         #"{"access_token":"tv-token","token_type":"Bearer","expires_in":3600,"refresh_token":"tv-refresh"}"#)
 
+    /// A device code started by one client is not polled by another of the
+    /// same provider (another token endpoint, another client id): its
+    /// device code went to the second's token endpoint (RFC 9700 §4.4).
+    @Test func anotherClientsDeviceCodeIsNotPolled() async throws {
+        try await withServer { first in
+            try await withServer { second in
+                serve(first, polls: [Self.granted])
+                serve(second, polls: [Self.granted])
+                let clock = FakeClock()
+                let started = try await client(first, clock: clock).startDeviceAuthorization()
+                await #expect(throws: AuthKitError.misuse(.attemptOfAnotherClient(providerID: "tv"))) {
+                    _ = try await client(second, clock: clock).pollDeviceAuthorization(started)
+                }
+                #expect(second.requests(to: "/token").isEmpty)
+                var otherID = try client(first, clock: clock)
+                otherID = try OAuth2Client(
+                    descriptor: otherID.descriptor, settings: ClientSettings(clientID: "another-app", scopes: ["read"]),
+                    now: { clock.now })
+                await #expect(throws: AuthKitError.misuse(.attemptOfAnotherClient(providerID: "tv"))) {
+                    _ = try await otherID.pollDeviceAuthorization(started)
+                }
+                #expect(first.requests(to: "/token").isEmpty)
+                // Its own client polls it.
+                #expect(
+                    try await client(first, clock: clock).pollDeviceAuthorization(started).accessToken == "tv-token")
+            }
+        }
+    }
+
     @Test func pollsAtTheIntervalUntilApproved() async throws {
         try await withServer { server in
             serve(server, polls: [Self.pending, Self.pending, Self.granted])

@@ -849,6 +849,24 @@ import Testing
         }
     }
 
+    /// The same in a client credentials answer: the grant's scopes were
+    /// stored as none, and its renewal asked for none (the server's default).
+    @Test func anEmptyScopeInAClientCredentialsAnswerKeepsTheRequestedOnes() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"machine","token_type":"Bearer","expires_in":60,"scope":""}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
+            let granted = try await client.clientCredentials(scopes: ["orders.read"])
+            #expect(granted.scopes == ["orders.read"])
+            _ = try await client.refresh(granted)
+            let renewal = try #require(server.requests(to: "/token").last)
+            #expect(renewal.bodyText.contains("scope=orders.read"), "\(renewal.bodyText)")
+        }
+    }
+
     /// A store whose lock could not be let go after the save (a database
     /// whose commit failed, undoing it): the renewal is as lost as when the
     /// save fails, and the error says so too.

@@ -29,6 +29,13 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible, 
     public var scopes: [String]
     /// The key the polls prove, when the descriptor binds tokens to one (DPoP, RFC 9449).
     package var proofKey: ProofKey?
+    /// The client id and token endpoint it was started with: polled by
+    /// another client of the same descriptor (another `{host}`, say), the
+    /// device code went to that client's token endpoint (RFC 9700 §4.4's
+    /// mix-up), as a code grant's attempt is refused for
+    /// (``PendingAuthorization/clientID``).
+    package var clientID: String?
+    package var tokenEndpoint: String?
 
     public var description: String {
         "DeviceAuthorization(provider: \(providerID), user code: \(userCode), verification URI: \(verificationURI.redactedForLogs), device code: ••••)"

@@ -669,6 +669,13 @@ public struct OAuth2Client: Authenticator {
             throw AuthKitError.misuse(
                 .attemptOfAnotherProvider(attempt: authorization.providerID, providerID: descriptor.id))
         }
+        // Another client's (another client id or token endpoint of this
+        // provider's, compared byte for byte): its device code is not sent here.
+        let sameClient = authorization.clientID.map { ExactText.same($0, client.clientID) } ?? true
+        let sameEndpoint = authorization.tokenEndpoint.map { ExactText.same($0, client.tokenURL) } ?? true
+        guard sameClient, sameEndpoint else {
+            throw AuthKitError.misuse(.attemptOfAnotherClient(providerID: descriptor.id))
+        }
         return try await DevicePoller(calls: calls, device: device, now: now, sleep: deviceSleep).poll(
             authorization, label: label)
     }

@@ -8,7 +8,11 @@
 /// "the provider sent the user back".
 ///
 /// `Codable` and `Sendable` so a web backend can keep it in its session store
-/// (keyed by `state`) between the two requests, even across server instances.
+/// between the two requests, even across server instances: in the session of
+/// the browser that started it, found by `state` there. Found by `state`
+/// alone, any browser could finish it, and a victim sent the callback link
+/// of someone else's sign-in is signed in as them (login CSRF, RFC 6749
+/// §10.12); `AuthKitServer` binds each attempt to its browser's cookie.
 /// It holds the PKCE verifier, which is a secret: store it server-side only,
 /// never in a cookie the browser can read. Delete it once used: `state` is single-use.
 public struct PendingAuthorization: Codable, Sendable, Hashable {

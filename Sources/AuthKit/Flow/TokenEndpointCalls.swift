@@ -513,6 +513,7 @@ final class TokenEndpointCalls: Sendable {
             endpoint: request.url)
         // The key the polls prove, and the token will be bound to (RFC 9449 §5).
         if descriptor.dpop == .on { authorization.proofKey = ProofKey() }
+        (authorization.clientID, authorization.tokenEndpoint) = (client.clientID, client.tokenURL)
         return authorization
     }
 
@@ -935,12 +936,13 @@ final class TokenEndpointCalls: Sendable {
                 ?? (fields.expiresInUnusable
                     ? Self.lifetime(of: previous).map { receivedAt.addingTimeInterval($0) } : nil)
                     ?? (fields.raw.isEmpty ? previous?.expiresAt : nil),
-            // An empty `scope` in a refresh answer (some servers send `""`
-            // for "as before") keeps the earlier scopes, as an absent one
-            // does (RFC 6749 §5.1, §6): taken as none, a client credentials
-            // grant's next renewal asked for no scope at all.
-            scopes: (step == .refresh && fields.scopes?.isEmpty == true ? nil : fields.scopes) ?? previous?.scopes
-                ?? requestedScopes,
+            // An empty `scope` in a refresh or client credentials answer
+            // (some servers send `""` for "as asked") keeps the earlier or the
+            // requested scopes, as an absent one does (RFC 6749 §5.1, §6):
+            // taken as none, a client credentials grant's next renewal asked
+            // for no scope at all, and got the server's default.
+            scopes: ([.refresh, .clientCredentials].contains(step) && fields.scopes?.isEmpty == true
+                ? nil : fields.scopes) ?? previous?.scopes ?? requestedScopes,
             obtainedAt: receivedAt,
             rawFields: merged(fields, over: previous, step: step),
             // Where the credential was issued, recorded once: a refresh (or
