@@ -192,6 +192,16 @@ import Testing
             store.permissionWarnings() == [
                 "\(home.path) is accessible by other users (mode 755); run: chmod 700 '\(home.path)'"
             ])
+        // A path with a quote in it gets a command a shell runs as written:
+        // `'/…/it's here'` was cut at the quote.
+        let quoted = home.appendingPathComponent("it's here")
+        try FileManager.default.createDirectory(at: quoted, withIntermediateDirectories: false)
+        chmod(quoted.path, 0o755)
+        let inside = FileCredentialStore(file: quoted.appendingPathComponent("credentials.json"))
+        #expect(
+            inside.permissionWarnings() == [
+                "\(quoted.path) is accessible by other users (mode 755); run: chmod 700 '\(home.path)/it'\\''s here'"
+            ])
     }
 
     /// The rule for provider files holds for the store: a file or directory

@@ -240,8 +240,8 @@
         }
         let shown = "(\(modeText(info)))"
         return isDirectory
-            ? "\(who) can write to its directory \(path) \(shown), and so replace it to \(harm); \(refusal). Run: chmod go-w '\(path)'"
-            : "\(who) can write to it \(shown), and so make it \(harm); \(refusal). Run: chmod go-w '\(path)'"
+            ? "\(who) can write to its directory \(path) \(shown), and so replace it to \(harm); \(refusal). Run: chmod go-w \(shellQuoted(path))"
+            : "\(who) can write to it \(shown), and so make it \(harm); \(refusal). Run: chmod go-w \(shellQuoted(path))"
     }
 
     /// Who besides the owner can write what `info` describes ("every user",
@@ -393,11 +393,23 @@
     /// the drive's cache, which may write it out of order; `F_FULLFSYNC`
     /// flushes that cache too (Apple's fsync(2) man page), with `fsync` as
     /// the fallback where the file system does not support it.
+    ///
+    /// Only where `F_FULLFSYNC` is not supported: after another failure (an
+    /// I/O error flushing the drive's cache), `fsync` has nothing left to
+    /// write, succeeds, and a copy that is not on the disk was said to be.
     package static func flushToDisk(_ fd: Int32) -> Bool {
         #if canImport(Darwin)
             if fcntl(fd, F_FULLFSYNC) == 0 { return true }
+            guard [ENOTSUP, ENOTTY, EINVAL].contains(errno) else { return false }
         #endif
         return fsync(fd) == 0
+    }
+
+    /// `path` as one word for a shell, in single quotes (a `'` inside
+    /// written `'\''`): a command a message suggests, which a path such as
+    /// `/Volumes/Bob's Drive` broke.
+    package static func shellQuoted(_ path: String) -> String {
+        "'" + path.replacing("'", with: #"'\''"#) + "'"
     }
 
     /// Creates the directory at `path`, and any missing parent, with mode

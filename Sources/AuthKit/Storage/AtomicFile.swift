@@ -57,6 +57,12 @@ package struct AtomicFile {
                     failure = Self.failure("writing its new copy failed")
                     return
                 }
+                // Nothing written and no error (a FUSE file system can): the
+                // loop would spin for ever, holding the store's lock.
+                if written == 0 {
+                    failure = Self.failure("writing its new copy made no progress")
+                    return
+                }
                 offset += written
             }
         }

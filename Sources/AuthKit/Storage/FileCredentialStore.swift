@@ -209,7 +209,7 @@ public struct FileCredentialStore: CredentialStore {
                 warnings.append(
                     readOnly
                         ? "\(target) is accessible by other users (mode \(mode)) and read-only here; give it mode \(String(expected, radix: 8)) where it comes from (the mounted file or directory, or the mount's options)"
-                        : "\(target) is accessible by other users (mode \(mode)); run: chmod \(String(expected, radix: 8)) '\(target)'"
+                        : "\(target) is accessible by other users (mode \(mode)); run: chmod \(String(expected, radix: 8)) \(FileSystem.shellQuoted(target))"
                 )
             }
         }

@@ -81,7 +81,7 @@ package struct RefreshLockFile: Sendable {
             lstat(path, &info) == 0 ? path : String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
         // Root's, left by `sudo authkit`: another user's is refused as such elsewhere.
         guard lstat(owned, &info) == 0, info.st_uid == 0, user != 0 else { return reason + "." }
-        let quoted = "'" + owned.replacing("'", with: #"'\''"#) + "'"
+        let quoted = FileSystem.shellQuoted(owned)
         return reason
             + "; \(owned) is root's (left by `sudo authkit`?): "
             + "give it back with `sudo chown -R \(user) \(quoted)` or remove it."
