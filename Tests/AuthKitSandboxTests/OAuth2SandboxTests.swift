@@ -63,6 +63,25 @@ import Testing
         }
     }
 
+    /// GitHub refuses a refresh token that no longer works with a code of
+    /// its own, `bad_refresh_token` (`token.refreshRefusedErrors`): the user
+    /// is asked to sign in again, as for `invalid_grant`. It was a provider
+    /// error, and nobody was asked.
+    @Test func githubsOwnRefusalOfARefreshTokenAsksToSignInAgain() async throws {
+        try await Sandbox.with(emulating: try bundled("github")) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            var credential = try await client.authorize(using: sandbox.userAgent())
+            credential.refreshToken = "no-such-refresh-token"
+            let spent = credential
+            await #expect {
+                _ = try await client.refresh(spent)
+            } throws: { error in
+                guard case AuthKitError.signInRequired(_, .refreshRefused(let response)) = error else { return false }
+                return response.code == "bad_refresh_token"
+            }
+        }
+    }
+
     @Test func deniedConsentIsAccessDenied() async throws {
         try await Sandbox.with(emulating: try bundled("github")) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)

@@ -105,6 +105,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var publicClientAuthentication: ClientAuthentication?
         package var requiresClientSecret: Bool?
         package var refreshRequiresClientSecret: Bool?
+        package var refreshRefusedErrors: [String]?
         package var sendGrantType: Bool?
         package var sendRedirectURI: Bool?
         package var headers: [String: String]?
@@ -211,6 +212,8 @@ extension DescriptorFile {
                 // Unknown unless the file says so: many providers have public clients.
                 requiresClientSecret: token.requiresClientSecret ?? false,
                 refreshRequiresClientSecret: token.refreshRequiresClientSecret ?? token.requiresClientSecret ?? false,
+                // RFC 6749 §5.2: `invalid_grant` says the refresh token is no good.
+                refreshRefusedErrors: ["invalid_grant"] + (token.refreshRefusedErrors ?? []),
                 sendGrantType: token.sendGrantType ?? true,
                 // RFC 6749 §4.1.3: required when it was in the authorization request.
                 sendRedirectURI: token.sendRedirectURI ?? sendRedirectURI,
@@ -394,7 +397,10 @@ extension DescriptorFile {
                     assertionAudience: $0.assertionAudience,
                     publicClientAuthentication: $0.publicClientAuthentication,
                     requiresClientSecret: $0.requiresClientSecret,
-                    refreshRequiresClientSecret: $0.refreshRequiresClientSecret, sendGrantType: $0.sendGrantType,
+                    refreshRequiresClientSecret: $0.refreshRequiresClientSecret,
+                    refreshRefusedErrors: $0.refreshRefusedErrors.count > 1
+                        ? Array($0.refreshRefusedErrors.dropFirst()) : nil,
+                    sendGrantType: $0.sendGrantType,
                     sendRedirectURI: $0.sendRedirectURI, headers: $0.headers,
                     successStatus: $0.successStatus, response: mapping($0.response))
             },

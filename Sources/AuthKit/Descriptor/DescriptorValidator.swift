@@ -322,6 +322,16 @@ package struct DescriptorValidator: Sendable {
             default:
                 break
             }
+            // RFC 6749 §5.2: an error code is printable ASCII but '"' and '\\'.
+            for (index, code) in (token.refreshRefusedErrors ?? []).enumerated()
+            where code.isEmpty || code.utf8.count > 64
+                || !code.utf8.allSatisfy({ (0x20...0x7E).contains($0) && $0 != 0x22 && $0 != 0x5C })
+            {
+                issue(
+                    "token.refreshRefusedErrors[\(index)]",
+                    "is not an error code (RFC 6749 §5.2: 1–64 printable ASCII characters but '\"' and '\\'), such as bad_refresh_token."
+                )
+            }
             if token.refreshRequiresClientSecret == true, token.clientAuthentication == ClientAuthentication.none {
                 issue(
                     "token.refreshRequiresClientSecret",

@@ -29,6 +29,13 @@ package struct TokenEndpoint: Sendable, Hashable {
     /// refuses a code exchange without the secret, but refreshes a public
     /// client's (device-grant) token without one.
     package var refreshRequiresClientSecret: Bool
+    /// The error codes with which the provider refuses a refresh token
+    /// that no longer works, so the user must sign in again
+    /// (``AuthKitError/signInRequired(_:reason:)``): RFC 6749 §5.2's
+    /// `invalid_grant`, and the descriptor's own (GitHub answers an expired
+    /// or spent one with `bad_refresh_token`, said as a provider error until
+    /// then, and nobody was asked to sign in again).
+    package var refreshRefusedErrors: [String]
     /// Send `grant_type`; Qiita takes none.
     package var sendGrantType: Bool
     /// Send `redirect_uri` (RFC 6749 §4.1.3 requires it when it was in the authorization request).

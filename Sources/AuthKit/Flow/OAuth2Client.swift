@@ -359,8 +359,11 @@ public struct OAuth2Client: Authenticator {
                 }
                 return refreshed
             }
-        } catch AuthKitError.providerError(.refresh, let response) where response.code == "invalid_grant" {
-            // RFC 6749 §5.2: the refresh token is invalid, expired or revoked.
+        } catch AuthKitError.providerError(.refresh, let response)
+            where client.token.refreshRefusedErrors.contains(where: { ExactText.same($0, response.code) })
+        {
+            // RFC 6749 §5.2: the refresh token is invalid, expired or revoked
+            // (`invalid_grant`, or the descriptor's own code for it).
             throw AuthKitError.signInRequired(credential.key, reason: .refreshRefused(response))
         }
         return refreshed

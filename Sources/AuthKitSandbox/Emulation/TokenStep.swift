@@ -106,7 +106,15 @@ extension Emulator {
         if let bound = ledger.refreshTokens[token]?.jkt, bound != jkt {
             throw Refusal.invalidGrant("the refresh token is bound to another DPoP key (RFC 9449 §5)")
         }
-        let (grantID, grant) = try liveRefreshToken(token)
+        let (grantID, grant): (Int, GrantLedger.Grant)
+        do {
+            (grantID, grant) = try liveRefreshToken(token)
+        } catch var refusal as Refusal {
+            // Said as the provider says it (GitHub's bad_refresh_token,
+            // `token.refreshRefusedErrors`), where the descriptor names its own.
+            if let own = descriptor.token?.refreshRefusedErrors.dropFirst().first { refusal.code = own }
+            throw refusal
+        }
         var scopes = grant.scopes
         if let asked = parameters["scope"] {
             // §6: the scope may narrow, never widen.
