@@ -215,4 +215,32 @@ import Testing
             ["token", "print", "--provider", "github"], environment: ["AUTHKIT_HOME": home.path])
         #expect(printed.stdout == pasted + "\n", "\(printed.stdout.count) characters; \(printed.stderr)")
     }
+
+    /// A paste longer than `token import` takes (16 KiB) is refused, and
+    /// none of it is left in the terminal: left there, the shell read its
+    /// tail as a command once authkit ended (and kept it in its history).
+    @Test(.enabled(if: tmuxPath != nil, "tmux is not installed (.ci/run installs it)"))
+    func aPasteTooLongLeavesNothingForTheShell() async throws {
+        let home = try CLIProcess.home("authkit-import-long")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let session = "authkit-long-\(UUID().uuidString.prefix(8))"
+        // What the terminal still holds after authkit ends, read for 2 s.
+        let command =
+            "env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' token import --provider github; echo \"[status $?]\"; echo \"[left $(timeout 2 cat | wc -c)]\"; sleep 300"
+        try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
+        var screen = ""
+        for _ in 0..<400 where !screen.contains("Paste the token") {
+            try await Task.sleep(for: .milliseconds(100))
+            screen = try await tmux(["capture-pane", "-p", "-t", session])
+        }
+        try await tmux(["send-keys", "-t", session, "-l", String(repeating: "0123456789abcdef", count: 1_200)])
+        try await tmux(["send-keys", "-t", session, "Enter"])
+        for _ in 0..<400 where !screen.contains("[left") {
+            try await Task.sleep(for: .milliseconds(100))
+            screen = try await tmux(["capture-pane", "-p", "-S", "-100", "-t", session])
+        }
+        try await tmux(["kill-session", "-t", session])
+        #expect(screen.contains("[status 65]") && screen.contains("[left 0]"), "\(screen)")
+        #expect(!screen.contains("0123456789abcdef"), "the paste was echoed:\n\(screen)")
+    }
 }

@@ -214,18 +214,28 @@ enum Console {
             controls[Int(VMIN)] = 1
             controls[Int(VTIME)] = 0
         }
-        let (erase, kill, end) = withUnsafeBytes(of: settings.c_cc) {
-            ($0[Int(VERASE)], $0[Int(VKILL)], $0[Int(VEOF)])
+        let (erase, kill, end, wordErase) = withUnsafeBytes(of: settings.c_cc) {
+            ($0[Int(VERASE)], $0[Int(VKILL)], $0[Int(VEOF)], $0[Int(VWERASE)])
         }
+        // The echo goes to the terminal itself, as the kernel's did: on
+        // standard error, `2>log` put the pasted URL (its code, its state)
+        // in the log, and showed nothing.
+        let terminal = echo ? open("/dev/tty", O_WRONLY | O_CLOEXEC | O_NOCTTY) : -1
         echoingTerminal.withLock { $0 = settings }
         // Off before the prompt shows: a paste that follows it at once is not echoed either.
         tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+        var finished = false
         defer {
             restoreTerminal()
-            if !echo { err("") } // the Enter that was not echoed
+            // The Enter that was not echoed, or the end of a line cut short.
+            if !echo || !finished { err("") }
+            if terminal >= 0 { close(terminal) }
         }
         if let prompt { err(prompt) }
-        func show(_ text: String) { if echo { write(Data(text.utf8), to: STDERR_FILENO) } }
+        func show(_ text: String) {
+            guard terminal >= 0 else { return }
+            _ = Array(text.utf8).withUnsafeBytes { FileSystem.writeAll(terminal, $0) }
+        }
         var line = LineEditor(limit: limit)
         var byte: UInt8 = 0
         while true {
@@ -235,18 +245,59 @@ enum Console {
             switch byte {
             case UInt8(ascii: "\n"), UInt8(ascii: "\r"):
                 show("\n")
+                finished = true
                 return line.ended
             case erase, 0x7F, 0x08:
                 if line.eraseLast() { show("\u{8} \u{8}") }
             case kill:
                 show(String(repeating: "\u{8} \u{8}", count: line.eraseAll()))
-            case end where line.bytes.isEmpty:
-                return .end
+            case wordErase:
+                show(String(repeating: "\u{8} \u{8}", count: line.eraseWord()))
+            case end:
+                // As the terminal's own: on an empty line the input's end,
+                // else what was typed, without a newline.
+                return line.bytes.isEmpty ? .end : line.ended
+            case ..<0x20:
+                // Another control character (an escape sequence's ESC, a
+                // tab): no token or URL holds one, and echoed it would act
+                // on the terminal.
+                continue
             default:
-                guard line.append(byte) else { return .tooLong(limit: limit) }
-                if echo { _ = withUnsafeBytes(of: byte) { FileSystem.writeAll(STDERR_FILENO, $0) } }
+                guard line.append(byte) else {
+                    Self.discardRestOfLine(after: raw)
+                    return .tooLong(limit: limit)
+                }
+                // ASCII as typed; a character beyond it as one '?' (its
+                // first byte), which a UTF-8 terminal could otherwise read
+                // as a control of its own (U+009B starts a sequence).
+                if byte < 0x80 {
+                    show(String(UnicodeScalar(byte)))
+                } else if byte >= 0xC0 {
+                    show("?")
+                }
             }
         }
+    }
+
+    /// Reads and drops the rest of a line too long to take, and what the
+    /// terminal still holds: left there, the shell read it as a command
+    /// once the program ended (the tail of a pasted token, run and kept in
+    /// its history). Waits at most 0.2 s for each further byte of a paste
+    /// still arriving.
+    private static func discardRestOfLine(after settings: termios) {
+        var waiting = settings
+        withUnsafeMutableBytes(of: &waiting.c_cc) { controls in
+            controls[Int(VMIN)] = 0
+            controls[Int(VTIME)] = 2
+        }
+        tcsetattr(STDIN_FILENO, TCSANOW, &waiting)
+        var byte: UInt8 = 0
+        while true {
+            let count = read(STDIN_FILENO, &byte, 1)
+            if count < 0, errno == EINTR { continue }
+            if count != 1 || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { break }
+        }
+        tcflush(STDIN_FILENO, TCIFLUSH)
     }
 
     /// The line ``readLine(limit:echo:prompt:)`` builds at a terminal, with
@@ -270,6 +321,15 @@ enum Console {
             guard !bytes.isEmpty else { return false }
             while let last = bytes.popLast(), last & 0xC0 == 0x80, !bytes.isEmpty {}
             return true
+        }
+
+        /// Removes the last word and the spaces after it (Ctrl-W); returns
+        /// how many characters went.
+        mutating func eraseWord() -> Int {
+            var removed = 0
+            while bytes.last == UInt8(ascii: " "), eraseLast() { removed += 1 }
+            while let last = bytes.last, last != UInt8(ascii: " "), eraseLast() { removed += 1 }
+            return removed
         }
 
         /// Removes every character; returns how many there were.
