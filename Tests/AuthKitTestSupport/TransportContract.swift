@@ -168,10 +168,15 @@ public struct TransportContract: Sendable {
     /// Status lines `malformedStatusIsAnError` leaves out for this
     /// transport, each for a reason outside AuthKit (see the caller).
     private let statusLinesNotPlayed: Set<String>
+    /// The transport tries a connection that failed again until its connect
+    /// timeout (AsyncHTTPClient's pool): a closed port or an untrusted
+    /// certificate may then be said as the time running out.
+    private let retriesConnections: Bool
 
-    public init(_ http: any HTTPClient, statusLinesNotPlayed: Set<String> = []) {
+    public init(_ http: any HTTPClient, statusLinesNotPlayed: Set<String> = [], retriesConnections: Bool = false) {
         self.http = http
         self.statusLinesNotPlayed = statusLinesNotPlayed
+        self.retriesConnections = retriesConnections
     }
 
     /// The size cap and total deadline the clauses send under: 2 s where the
@@ -418,6 +423,10 @@ public struct TransportContract: Sendable {
                 broken.append(
                     "a POST with no body was sent with Content-Length \(sent?.header("Content-Length") ?? "absent"), not 0"
                 )
+            }
+            // Nor with a type the caller did not give (libcurl's form type).
+            if let type = sent?.header("Content-Type") {
+                broken.append("a POST with no body and no type was sent Content-Type: \(type)")
             }
             return broken
         }
@@ -688,7 +697,9 @@ public struct TransportContract: Sendable {
         // said "no connection", after trying again for 10 s).
         do {
             try await send()
-        } catch AuthKitError.network(_, let reason) where reason.kind != .tlsFailure {
+        } catch AuthKitError.network(_, let reason)
+            where reason.kind != .tlsFailure && !(retriesConnections && reason.kind == .timedOut)
+        {
             broken.append("an untrusted certificate was said as \(reason.kind), not tlsFailure: \(reason.detail)")
         } catch {}
         if server.bytesReceived > 0 {
@@ -731,8 +742,8 @@ public struct TransportContract: Sendable {
             return ["a closed port answered"]
         } catch AuthKitError.network(let url, let reason) {
             if url.contains("secret-code") { return ["the error shows the query: \(url)"] }
-            return reason.kind == .connectionFailed
-                ? [] : ["a closed port was said as \(reason.kind): \(reason.detail)"]
+            if reason.kind == .connectionFailed || (retriesConnections && reason.kind == .timedOut) { return [] }
+            return ["a closed port was said as \(reason.kind): \(reason.detail)"]
         } catch {
             return ["a closed port ended with \(error), not a network error"]
         }

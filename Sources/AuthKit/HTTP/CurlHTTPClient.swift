@@ -243,10 +243,15 @@
                     headers, field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
             }
             headers = authkit_curl_slist_append(headers, "Expect:") // no 100-continue round trip
+            let method = request.method.rawValue
+            // A POST, PUT or PATCH with no body sends an empty one, framed
+            // (`Content-Length: 0`, RFC 9110 §8.6): with only its method
+            // set, libcurl sent no framing, and some servers answer 411.
+            let body = body ?? (["POST", "PUT", "PATCH"].contains(method) ? Data() : nil)
+            // Nor the form type libcurl gives a body the caller typed none for.
             if body != nil, !hasContentType { headers = authkit_curl_slist_append(headers, "Content-Type:") }
 
             let context = Unmanaged.passUnretained(self).toOpaque()
-            let method = request.method.rawValue
             _ = authkit_curl_set_pointer(handle, CURLOPT_URL, url.absoluteString)
             // The path as given: libcurl otherwise removes `.` and `..`
             // segments, and an OAuth 1.0a signature is over the path given
@@ -295,10 +300,6 @@
                 _ = authkit_curl_set_long(handle, CURLOPT_TIMEOUT_MS, milliseconds)
             }
             _ = authkit_curl_set_pointer(handle, CURLOPT_HTTPHEADER, headers)
-            // A POST, PUT or PATCH with no body sends an empty one, framed
-            // (`Content-Length: 0`, RFC 9110 §8.6): with only its method
-            // set, libcurl sent no framing, and some servers answer 411.
-            let body = body ?? (["POST", "PUT", "PATCH"].contains(method) ? Data() : nil)
             if method == "HEAD" {
                 _ = authkit_curl_set_long(handle, CURLOPT_NOBODY, 1)
             } else if let body {
