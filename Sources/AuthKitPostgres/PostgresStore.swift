@@ -639,9 +639,18 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                     // (CredentialSource.revoke) was rolled back, and the
                     // stored refresh token was the one the provider had
                     // rotated away (RFC 9700 §4.14.2). The body's error is
-                    // thrown, unless keeping the save failed.
-                    if held.lastSave.current != nil {
-                        try await endKeepingTheSave(held)
+                    // thrown, unless keeping the save failed. Rolled back and
+                    // made again where the row is still what was read, not
+                    // committed: an error of the database's own (a role's
+                    // statement_timeout) aborts the transaction, whose COMMIT
+                    // is then answered ROLLBACK, with no error.
+                    if let save = held.lastSave.current {
+                        if held.isLost {
+                            try? await connection.close()
+                        } else {
+                            try? await withOperationTimeout { try await connection.run("ROLLBACK", logger: logger) }
+                        }
+                        try await Task { try await saveAfterLosingTheLock(save, held: held) }.value
                     } else if held.isLost {
                         try? await connection.close()
                     } else {
