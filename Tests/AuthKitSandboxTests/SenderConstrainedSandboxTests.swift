@@ -356,12 +356,6 @@ import Testing
     /// `Authorization: Basic` for the sandbox's standard client.
     static let basic = "Basic " + Data("sandbox-client:sandbox-secret".utf8).base64EncodedString()
 
-    /// RFC 9126 §2.1: the pushed endpoint checks the request as the
-    /// authorization endpoint would (an unregistered redirect URI and an
-    /// unknown scope got 201). RFC 9449 §10.1: a DPoP proof sent there binds
-    /// the code to its key, as `dpop_jkt` does (it was ignored: the code
-    /// was exchanged with another key), and a `dpop_jkt` that is not the
-    /// proof's key is refused.
     /// `dpop_jkt` at a provider without DPoP is ignored, as an unknown
     /// parameter is (RFC 6749 §3.1): kept, it bound the code to a key the
     /// exchange is never asked to prove, and the code could not be redeemed.
@@ -378,6 +372,12 @@ import Testing
         }
     }
 
+    /// RFC 9126 §2.1: the pushed endpoint checks the request as the
+    /// authorization endpoint would (an unregistered redirect URI and an
+    /// unknown scope got 201). RFC 9449 §10.1: a DPoP proof sent there binds
+    /// the code to its key, as `dpop_jkt` does (it was ignored: the code
+    /// was exchanged with another key), and a `dpop_jkt` that is not the
+    /// proof's key is refused.
     @Test func aPushedRequestIsCheckedAndBoundByItsProof() async throws {
         let descriptor = try ProviderDescriptor(
             json: Data(

@@ -100,7 +100,7 @@ package enum AuthKitHome {
         // FileSystem's rule, without its exception for a sticky directory.
         guard let who = FileSystem.otherWriters(info, path: path, allowingSticky: false) else { return nil }
         return
-            "\(named) can be written by \(who) (\(FileSystem.modeText(info))), who could place files and links in it that send your credentials elsewhere; it is not used. Run: chmod 700 '\(path)'"
+            "\(named) can be written by \(who) (\(FileSystem.modeText(info))), who could place files and links in it that send your credentials elsewhere; it is not used. Run: chmod 700 \(FileSystem.shellQuoted(path))"
     }
 
     private static func fileProblem(environment: [String: String]) -> String? {

@@ -129,7 +129,7 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
         guard providers?.values.contains(where: { $0.clientSecret?.isEmpty == false }) == true else { return nil }
         guard let mode = FileSystem.permissions(of: path), mode & 0o044 != 0 else { return nil }
         return
-            "\(path) holds a client secret and other users can read it (mode \(String(mode & 0o777, radix: 8))); run: chmod 600 '\(path)'"
+            "\(path) holds a client secret and other users can read it (mode \(String(mode & 0o777, radix: 8))); run: chmod 600 \(FileSystem.shellQuoted(path))"
     }
 
     /// Warnings already given by this process: settings are read once per authenticator.

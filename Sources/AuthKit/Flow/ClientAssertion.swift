@@ -154,7 +154,7 @@ package struct ClientKey: Sendable {
         // The mode of the file whose bytes were read (its descriptor's).
         if mode & 0o077 != 0 {
             throw refuse(
-                "can be read or written by others (mode \(String(mode & 0o777, radix: 8))): a private key must be its owner's alone. Run: chmod 600 '\(path)'"
+                "can be read or written by others (mode \(String(mode & 0o777, radix: 8))): a private key must be its owner's alone. Run: chmod 600 \(FileSystem.shellQuoted(path))"
             )
         }
         guard let text = String(data: data, encoding: .utf8) else { throw refuse("is not text (PEM or JSON).") }

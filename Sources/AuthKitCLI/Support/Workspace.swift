@@ -173,7 +173,7 @@ struct Workspace {
             let what = type == S_IFLNK ? "a symbolic link" : FileSystem.kind(type)
             throw CLIError(
                 "\(directory) is \(what), not a directory; the sandbox's credentials are kept apart from your real ones, "
-                    + "so AuthKit does not use it. Remove it (rm '\(directory)'); the next sandbox sign-in makes the directory.",
+                    + "so AuthKit does not use it. Remove it (rm \(FileSystem.shellQuoted(directory))); the next sandbox sign-in makes the directory.",
                 status: .badInput)
         }
         func identity(_ path: String) -> (dev_t, ino_t)? {
@@ -188,7 +188,7 @@ struct Workspace {
             if let a = identity(sandboxPath), let b = identity(realPath), a == b {
                 throw CLIError(
                     "\(sandboxPath) is \(realPath) under another name (a hard link or a mount); the sandbox's credentials are kept apart "
-                        + "from your real ones, so AuthKit does not use it. Remove it (rm '\(sandboxPath)').",
+                        + "from your real ones, so AuthKit does not use it. Remove it (rm \(FileSystem.shellQuoted(sandboxPath))).",
                     status: .badInput)
             }
         }
