@@ -527,12 +527,20 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                                 WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
                                 """, logger: logger)
                             var earlier: Credential?
-                            // One that does not open is an error, as at every
-                            // read, not "none": replaced, its refresh token
-                            // (sealed under a key this instance lacks, say)
-                            // was gone for good, the key put back or not.
+                            // One that does not open (sealed under a key this
+                            // instance was not given) is replaced, and said:
+                            // refused, the user could not sign in at all until
+                            // an operator put the key back. Its refresh token
+                            // is lost with it; the warning says whose.
                             for try await (storedKeyID, stored) in rows.decode((String, Data).self) {
-                                earlier = try self.open(Credential.self, stored, keyID: storedKeyID, binding: binding)
+                                do {
+                                    earlier = try self.open(
+                                        Credential.self, stored, keyID: storedKeyID, binding: binding)
+                                } catch {
+                                    logger.warning(
+                                        "[AuthKitPostgres] A sign-in of \(key) replaces the stored credential, which does not open (\(error)); the refresh token it held is lost. Give every instance the key it was sealed under."
+                                    )
+                                }
                             }
                             return earlier
                         }
