@@ -28,6 +28,18 @@ import Testing
         return result.standardOutput + result.standardError
     }
 
+    /// The pane of `session` once it shows `text`, or as it is after 40 s
+    /// (counted in 100 ms polls: the whole suite may be running). With
+    /// `history`, its last 100 lines of scrollback too.
+    func screen(of session: String, showing text: String, history: Bool = false) async throws -> String {
+        var screen = ""
+        for _ in 0..<400 where !screen.contains(text) {
+            try await Task.sleep(for: .milliseconds(100))
+            screen = try await tmux(["capture-pane", "-p"] + (history ? ["-S", "-100"] : []) + ["-t", session])
+        }
+        return screen
+    }
+
     @Test(.enabled(if: tmuxPath != nil, "tmux is not installed (.ci/run installs it)"))
     func theURLStaysVisibleAt80Columns() async throws {
         let home = TemporaryDirectory.url("authkit-wait")
@@ -175,11 +187,7 @@ import Testing
             let command =
                 "sh -c \"echo [pid \\$\\$]; exec env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' token import --provider github\"; echo \"[status $?]\"; stty -a | tr ' ' '\\n' | grep -x -- '-\\?echo'; sleep 300"
             try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
-            var screen = ""
-            for _ in 0..<400 where !screen.contains("Paste the token") {
-                try await Task.sleep(for: .milliseconds(100))
-                screen = try await tmux(["capture-pane", "-p", "-t", session])
-            }
+            var screen = try await self.screen(of: session, showing: "Paste the token")
             if interrupted {
                 // SIGINT to authkit alone, as Ctrl-C would send it (tmux's C-c
                 // would end the shell that runs the checks too).
@@ -199,10 +207,7 @@ import Testing
                 try await tmux(["send-keys", "-t", session, "-l", pasted + "#"])
                 try await tmux(["send-keys", "-t", session, "BSpace", "Enter"])
             }
-            for _ in 0..<400 where !screen.contains("[status") {
-                try await Task.sleep(for: .milliseconds(100))
-                screen = try await tmux(["capture-pane", "-p", "-S", "-100", "-t", session])
-            }
+            screen = try await self.screen(of: session, showing: "[status", history: true)
             try await Task.sleep(for: .milliseconds(300))
             screen = try await tmux(["capture-pane", "-p", "-S", "-100", "-t", session])
             try await tmux(["kill-session", "-t", session])
@@ -228,17 +233,10 @@ import Testing
         let command =
             "env AUTHKIT_HOME='\(home.path)' '\(CLIProcess.binary.path)' token import --provider github; echo \"[status $?]\"; echo \"[left $(timeout 2 cat | wc -c)]\"; sleep 300"
         try await tmux(["new-session", "-d", "-s", session, "-x", "80", "-y", "24", command])
-        var screen = ""
-        for _ in 0..<400 where !screen.contains("Paste the token") {
-            try await Task.sleep(for: .milliseconds(100))
-            screen = try await tmux(["capture-pane", "-p", "-t", session])
-        }
+        _ = try await screen(of: session, showing: "Paste the token")
         try await tmux(["send-keys", "-t", session, "-l", String(repeating: "0123456789abcdef", count: 1_200)])
         try await tmux(["send-keys", "-t", session, "Enter"])
-        for _ in 0..<400 where !screen.contains("[left") {
-            try await Task.sleep(for: .milliseconds(100))
-            screen = try await tmux(["capture-pane", "-p", "-S", "-100", "-t", session])
-        }
+        let screen = try await self.screen(of: session, showing: "[left", history: true)
         try await tmux(["kill-session", "-t", session])
         #expect(screen.contains("[status 65]") && screen.contains("[left 0]"), "\(screen)")
         #expect(!screen.contains("0123456789abcdef"), "the paste was echoed:\n\(screen)")
