@@ -198,9 +198,10 @@ extension Authenticator {
         return authorized
     }
 
-    /// Refuses a pending attempt another provider's client started.
+    /// Refuses a pending attempt another provider's client started (ids
+    /// compared byte for byte: Swift's `==` takes "é" and "e\u{301}" as one).
     package func checkAttempt(startedBy providerID: String) throws {
-        guard providerID == descriptor.id else {
+        guard ExactText.same(providerID, descriptor.id) else {
             throw AuthKitError.misuse(.attemptOfAnotherProvider(attempt: providerID, providerID: descriptor.id))
         }
     }

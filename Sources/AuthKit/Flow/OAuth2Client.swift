@@ -222,9 +222,18 @@ public struct OAuth2Client: Authenticator {
     /// another client id or token endpoint of this one's (compared byte for
     /// byte), before the redirect is read or the code sent anywhere.
     private func checkAttempt(_ pending: PendingAuthorization) throws {
-        try checkAttempt(startedBy: pending.providerID)
-        let sameClient = pending.clientID.map { ExactText.same($0, client.clientID) } ?? true
-        let sameEndpoint = pending.tokenEndpoint.map { ExactText.same($0, client.tokenURL) } ?? true
+        try checkAttempt(
+            startedBy: pending.providerID, clientID: pending.clientID, tokenEndpoint: pending.tokenEndpoint)
+    }
+
+    /// The check of an attempt's recorded provider, client id and token
+    /// endpoint, shared by the redirect and the device grant. An attempt
+    /// kept by an older version records no client: only its provider is
+    /// compared.
+    private func checkAttempt(startedBy providerID: String, clientID: String?, tokenEndpoint: String?) throws {
+        try checkAttempt(startedBy: providerID)
+        let sameClient = clientID.map { ExactText.same($0, client.clientID) } ?? true
+        let sameEndpoint = tokenEndpoint.map { ExactText.same($0, client.tokenURL) } ?? true
         guard sameClient, sameEndpoint else {
             throw AuthKitError.misuse(.attemptOfAnotherClient(providerID: descriptor.id))
         }
@@ -668,17 +677,10 @@ public struct OAuth2Client: Authenticator {
             throw AuthKitError.notSupported(providerID: descriptor.id, .deviceGrant)
         }
         try checkClientSecret(requiredBy: device.requiresClientSecret)
-        guard authorization.providerID == descriptor.id else {
-            throw AuthKitError.misuse(
-                .attemptOfAnotherProvider(attempt: authorization.providerID, providerID: descriptor.id))
-        }
-        // Another client's (another client id or token endpoint of this
-        // provider's, compared byte for byte): its device code is not sent here.
-        let sameClient = authorization.clientID.map { ExactText.same($0, client.clientID) } ?? true
-        let sameEndpoint = authorization.tokenEndpoint.map { ExactText.same($0, client.tokenURL) } ?? true
-        guard sameClient, sameEndpoint else {
-            throw AuthKitError.misuse(.attemptOfAnotherClient(providerID: descriptor.id))
-        }
+        // Another client's device code is not sent here.
+        try checkAttempt(
+            startedBy: authorization.providerID, clientID: authorization.clientID,
+            tokenEndpoint: authorization.tokenEndpoint)
         return try await DevicePoller(calls: calls, device: device, now: now, sleep: deviceSleep).poll(
             authorization, label: label)
     }
