@@ -863,4 +863,98 @@ extension FlowTests {
             #expect(server.requests.filter { $0.uri.contains("access_token") }.isEmpty)
         }
     }
+
+    // MARK: - Another client's attempt, secrets in the transport's errors
+
+    /// An attempt another provider's or another consumer's client started
+    /// is refused before its request token and verifier go anywhere (the
+    /// PIN path went straight to signing); one an older version kept, with
+    /// no consumer recorded, is compared by provider only.
+    @Test func anAttemptOfAnotherClientIsRefusedBeforeAnythingIsSent() async throws {
+        try await withServer { server in
+            routeHappyPath(server)
+            let client = try Fixture.client(baseURL: server.baseURL)
+            let (_, pending) = try await client.startAuthorization(redirectURI: nil)
+            #expect(pending.consumerKey == Fixture.consumerKey)
+            let other = try OAuth1Client(
+                descriptor: Fixture.descriptor(baseURL: server.baseURL),
+                settings: ClientSettings(clientID: "another-consumer", clientSecret: "another-secret"))
+            var otherProvider = pending
+            otherProvider.providerID = "another-provider"
+            var otherEndpoint = pending
+            otherEndpoint.accessTokenURL = server.baseURL + "/access_token/"
+            let cases: [(OAuth1Client, OAuth1PendingAuthorization, AuthKitError)] = [
+                (other, pending, .misuse(.attemptOfAnotherClient(providerID: "test-oauth1"))),
+                (client, otherEndpoint, .misuse(.attemptOfAnotherClient(providerID: "test-oauth1"))),
+                (
+                    client, otherProvider,
+                    .misuse(.attemptOfAnotherProvider(attempt: "another-provider", providerID: "test-oauth1"))
+                ),
+            ]
+            for (client, pending, expected) in cases {
+                let pin = await #expect(throws: AuthKitError.self) {
+                    _ = try await client.exchange(verifier: "1234", pending: pending)
+                }
+                #expect(pin == expected)
+                let redirect = try #require(
+                    URL(string: "oob:?oauth_token=\(pending.requestToken)&oauth_verifier=1234"))
+                let callback = await #expect(throws: AuthKitError.self) {
+                    _ = try await client.exchange(redirect: redirect, pending: pending)
+                }
+                #expect(callback == expected)
+            }
+            #expect(server.requests.filter { $0.uri.contains("access_token") }.isEmpty)
+
+            var older = pending
+            (older.consumerKey, older.accessTokenURL) = (nil, nil)
+            let credential = try await client.exchange(verifier: "1234", pending: older)
+            #expect(credential.accessToken == "access-token")
+        }
+    }
+
+    /// PLAINTEXT's signature is the consumer secret itself (§3.4.4): a
+    /// token call redirected to a host named after it does not repeat it
+    /// in the error the transport throws.
+    @Test func aRedirectedTokenCallDoesNotRepeatTheSecret() async throws {
+        let secret = "lowercase-secret-0123"
+        try await withServer { server in
+            server.route("POST", "/request_token") { _ in .redirect(302, to: "https://\(secret).evil.example/") }
+            let client = try OAuth1Client(
+                descriptor: Fixture.descriptor(baseURL: server.baseURL, signatureMethod: "PLAINTEXT"),
+                settings: ClientSettings(clientID: Fixture.consumerKey, clientSecret: secret))
+            let error = await #expect(throws: AuthKitError.self) {
+                _ = try await client.startAuthorization(redirectURI: nil)
+            }
+            #expect(error != nil)
+            #expect(!String(describing: error).contains(secret), "\(String(describing: error))")
+            #expect(!String(reflecting: error).contains(secret))
+        }
+    }
+
+    /// A verifier read from the callback is sent as the provider issued it
+    /// or refused: `%20abc` was trimmed and `abc` sent, a value the
+    /// provider never issued (§2.3).
+    @Test func aCallbacksVerifierIsNotTrimmed() async throws {
+        try await withServer { server in
+            routeHappyPath(server)
+            let client = try Fixture.client(baseURL: server.baseURL)
+            let (_, pending) = try await client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:5555/callback")!)
+            let redirect = try #require(
+                URL(
+                    string: "http://127.0.0.1:5555/callback?oauth_token=\(pending.requestToken)&oauth_verifier=%20abc"))
+            let error = await #expect(throws: AuthKitError.self) {
+                _ = try await client.exchange(redirect: redirect, pending: pending)
+            }
+            guard case .redirect(.unusableVerifier)? = error else {
+                Issue.record("unexpected \(String(describing: error))")
+                return
+            }
+            #expect(server.requests.filter { $0.uri.contains("access_token") }.isEmpty)
+            // Typed (the PIN path), the spaces around it go.
+            _ = try await client.exchange(verifier: " abc\n", pending: pending)
+            let sent = authorizationDictionary(server.requests.last?.header("Authorization"))
+            #expect(sent["oauth_verifier"] == "abc")
+        }
+    }
 }

@@ -192,6 +192,47 @@ import Testing
             }
         }
     }
+
+    /// §3.4.1.1: "If the request uses a custom HTTP method, it MUST be
+    /// encoded" (§3.6). `M+X` and `M&X` were written raw: the server's base
+    /// string (`M%2BX&…`) differed, and `&` split the method from the URI.
+    @Test func aCustomMethodIsEncodedInTheBaseString() throws {
+        let url = URL(string: "https://api.example/x")!
+        for (method, written) in [("m+x", "M%2BX"), ("M&X", "M%26X"), ("report", "REPORT"), ("a!b*c", "A%21B%2AC")] {
+            let base = try Self.signer.signatureBaseString(
+                method: method, url: url, protocolParameters: Self.signer.protocolParameters(token: nil))
+            #expect(base.hasPrefix(written + "&https%3A%2F%2Fapi.example%2Fx&"), "\(method): \(base)")
+        }
+    }
+
+    /// §3.5: each protocol parameter in one place. One the header carries
+    /// given in the query or form body too was signed twice and sent twice
+    /// (oauthlib: "Duplicate OAuth1 entries"); other `oauth_` names, which
+    /// the header does not carry, are the request's own.
+    @Test func aProtocolParameterInTheRequestIsRefused() throws {
+        let form = "application/x-www-form-urlencoded"
+        for (url, body, token) in [
+            ("https://h/x?oauth_nonce=evil", nil, nil), ("https://h/x?a=1&oauth_consumer_key=k", nil, nil),
+            ("https://h/x", "oauth_token=t2", "t"), ("https://h/x?oauth%5Fnonce=1", nil, nil),
+        ] as [(String, String?, String?)] {
+            #expect(throws: AuthKitError.self, "\(url) \(body ?? "")") {
+                try Self.signer.authorizationHeader(
+                    method: "POST", url: URL(string: url)!, contentType: form, body: body.map { Data($0.utf8) },
+                    token: token, tokenSecret: token == nil ? nil : "ts")
+            }
+        }
+        let error = #expect(throws: AuthKitError.self) {
+            try Self.signer.authorizationHeader(method: "GET", url: URL(string: "https://h/x?oauth_nonce=evil")!)
+        }
+        #expect(String(describing: error).contains("oauth_nonce") && String(describing: error).contains("§3.5"))
+        // Not carried by the header: signed as the request's own.
+        for url in [
+            "https://h/x?oauth_token=t", "https://h/x?oauth_callback=x&oauth_=1", "https://h/x?oauth=1",
+            "https://h/x?oauth_version=1.0",
+        ] {
+            _ = try Self.signer.authorizationHeader(method: "GET", url: URL(string: url)!)
+        }
+    }
 }
 
 /// The signer writes into buffers sized in advance; inputs that expand the

@@ -145,6 +145,9 @@ public struct OAuth1Client: Authenticator {
             method: endpoints.requestTokenMethod, url: url, protocolParameters: [("oauth_callback", callbackValue)])
         var request = OutgoingRequest(method: HTTPRequest.Method(endpoints.requestTokenMethod) ?? .post, url: url)
         request.setHeader("Authorization", header)
+        // Masked in the transport's own errors too (a redirect's target):
+        // PLAINTEXT's signature is the consumer secret itself (§3.4.4).
+        request.secrets = knownSecrets()
         let fields = try ReplyParser(step: .requestToken, secrets: knownSecrets()).fields(
             of: try await transport.send(request, step: .requestToken), required: ["oauth_token", "oauth_token_secret"])
         let values = Dictionary(fields, uniquingKeysWith: { first, _ in first })
@@ -161,7 +164,8 @@ public struct OAuth1Client: Authenticator {
         }
         let pending = OAuth1PendingAuthorization(
             providerID: descriptor.id, requestToken: values["oauth_token"] ?? "",
-            requestTokenSecret: values["oauth_token_secret"] ?? "", redirectURI: callbackValue, createdAt: now())
+            requestTokenSecret: values["oauth_token_secret"] ?? "", redirectURI: callbackValue, createdAt: now(),
+            consumerKey: signer.consumerKey, accessTokenURL: endpoints.accessTokenURL)
 
         let pageURL: String
         switch page ?? authorizationPage {
@@ -184,7 +188,7 @@ public struct OAuth1Client: Authenticator {
     ///   this attempt; ``AuthKit/AuthKitError/authorizationFailed(_:)`` (`access_denied`)
     ///   when the user declined.
     public func verifier(from redirect: URL, pending: OAuth1PendingAuthorization) throws -> String {
-        try checkAttempt(startedBy: pending.providerID)
+        try checkAttempt(pending)
         // A refusal's oauth_problem_advice may repeat the consumer secret: masked, as reply errors are.
         do {
             return try CallbackParser().verifier(from: redirect.absoluteString, for: pending)
@@ -197,7 +201,8 @@ public struct OAuth1Client: Authenticator {
     public func exchange(redirect: URL, pending: OAuth1PendingAuthorization, label: String? = nil) async throws
         -> Credential
     {
-        try await exchange(verifier: try verifier(from: redirect, pending: pending), pending: pending, label: label)
+        try await exchange(
+            verifier: try verifier(from: redirect, pending: pending), typed: false, pending: pending, label: label)
     }
 
     /// Exchanges the request token and verifier (from the callback, or the PIN
@@ -205,7 +210,21 @@ public struct OAuth1Client: Authenticator {
     public func exchange(verifier: String, pending: OAuth1PendingAuthorization, label: String? = nil) async throws
         -> Credential
     {
-        let verifier = verifier.trimmingSpacesAndNewlines()
+        try await exchange(verifier: verifier, typed: true, pending: pending, label: label)
+    }
+
+    /// A typed verifier (a PIN, or one a caller passes) loses the spaces
+    /// and line breaks around it; one read from the callback is sent as the
+    /// provider issued it (§2.3: it is opaque), or refused below.
+    private func exchange(verifier: String, typed: Bool, pending: OAuth1PendingAuthorization, label: String?)
+        async throws -> Credential
+    {
+        // Before the request token and verifier go anywhere: an attempt
+        // another provider's or another consumer's client started would
+        // send them (and, with PLAINTEXT, the request token's secret as the
+        // signature) to this client's endpoint.
+        try checkAttempt(pending)
+        let verifier = typed ? verifier.trimmingSpacesAndNewlines() : verifier
         guard !verifier.isEmpty else { throw AuthKitError.redirect(.missingVerifier) }
         // A PIN flow's answer is a short code. A callback URL pasted there
         // (as --manual asks for one in other flows) was sent whole as the
@@ -240,6 +259,7 @@ public struct OAuth1Client: Authenticator {
             protocolParameters: [("oauth_verifier", verifier)])
         var request = OutgoingRequest(method: HTTPRequest.Method(endpoints.accessTokenMethod) ?? .post, url: url)
         request.setHeader("Authorization", header)
+        request.secrets = knownSecrets(pending.requestTokenSecret, pending.requestToken, verifier)
         let response = try await transport.send(request, step: .accessToken)
         let receivedAt = now()
         let fields = try ReplyParser(
@@ -294,14 +314,14 @@ public struct OAuth1Client: Authenticator {
                     redirectURI: redirect, page: page, additionalParameters: options.additionalParameters)
             },
             validate: { [self] text, pending in
-                try checkAttempt(startedBy: pending.providerID)
+                try checkAttempt(pending)
                 _ = try CallbackParser().verifier(from: text, for: pending)
             })
         switch result {
         case .redirect(let url, _):
             return try await exchange(redirect: url, pending: pending, label: options.label)
         case .verificationCode(let code):
-            return try await exchange(verifier: code, pending: pending, label: options.label)
+            return try await exchange(verifier: code, typed: true, pending: pending, label: options.label)
         }
     }
 
@@ -367,6 +387,19 @@ public struct OAuth1Client: Authenticator {
     }
 
     // MARK: - Requests
+
+    /// Refuses an attempt another client started: another provider's, or
+    /// another consumer key's or access-token endpoint's of this one's
+    /// (compared byte for byte). An attempt kept by an older version records
+    /// neither: only its provider is compared.
+    private func checkAttempt(_ pending: OAuth1PendingAuthorization) throws {
+        try checkAttempt(startedBy: pending.providerID)
+        let sameConsumer = pending.consumerKey.map { ExactText.same($0, signer.consumerKey) } ?? true
+        let sameEndpoint = pending.accessTokenURL.map { ExactText.same($0, endpoints.accessTokenURL) } ?? true
+        guard sameConsumer, sameEndpoint else {
+            throw AuthKitError.misuse(.attemptOfAnotherClient(providerID: descriptor.id))
+        }
+    }
 
     /// What error messages must never show: the consumer secret, and the
     /// token, secret and verifier of the step.

@@ -20,15 +20,24 @@ public struct OAuth1PendingAuthorization: Codable, Sendable, Hashable, CustomStr
     /// The `oauth_callback` sent: a URL, or `oob` for the PIN flow.
     public var redirectURI: String
     public var createdAt: Date
+    /// The consumer key (client id) that got the request token, and the
+    /// access-token endpoint it is to be redeemed at: another client's
+    /// ``OAuth1Client`` refuses the attempt rather than send its request
+    /// token and verifier. `nil` in an attempt an older version kept.
+    public var consumerKey: String?
+    public var accessTokenURL: String?
 
     public init(
-        providerID: String, requestToken: String, requestTokenSecret: String, redirectURI: String, createdAt: Date
+        providerID: String, requestToken: String, requestTokenSecret: String, redirectURI: String, createdAt: Date,
+        consumerKey: String? = nil, accessTokenURL: String? = nil
     ) {
         self.providerID = providerID
         self.requestToken = requestToken
         self.requestTokenSecret = requestTokenSecret
         self.redirectURI = redirectURI
         self.createdAt = createdAt
+        self.consumerKey = consumerKey
+        self.accessTokenURL = accessTokenURL
     }
 
     /// True for the out-of-band (PIN) flow.

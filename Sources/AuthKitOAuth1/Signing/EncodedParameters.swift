@@ -110,6 +110,26 @@ struct EncodedParameters {
         }
     }
 
+    /// The first name given both as a protocol parameter and in the query
+    /// or form body, as it was encoded. RFC 5849 §3.5: each protocol
+    /// parameter goes in one place; one the header carries given in the
+    /// request too is signed twice and sent twice, which servers refuse
+    /// ("duplicate OAuth1 entries"). Only `oauth_` names are compared, so
+    /// a request without any costs one prefix test a pair.
+    func protocolNameAlsoInRequest() -> String? {
+        let prefix: StaticString = "oauth_"
+        for entry in entries where !entry.isProtocol {
+            let name = storage.slice(entry.name)
+            guard name.count > prefix.utf8CodeUnitCount,
+                memcmp(name.baseAddress!, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
+            else { continue }
+            for other in entries where other.isProtocol && storage.slice(other.name).elementsEqual(name) {
+                return String(decoding: name, as: UTF8.self)
+            }
+        }
+        return nil
+    }
+
     private mutating func add(_ entry: Entry) {
         precondition(count < entryBuffer.count, "EncodedParameters overflow")
         entryBuffer[count] = entry

@@ -93,7 +93,13 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible, CustomReflectable
             method: method, url: url, contentType: contentType, body: body, token: token, extra: protocolParameters,
             nonce: nonceAndTimestamp.nonce(), timestamp: nonceAndTimestamp.timestamp(), includesVersion: includesVersion
         ) { base, encoded in
-            core.withSignature(of: base, tokenSecret: tokenSecret) { signature in
+            if let name = encoded.protocolNameAlsoInRequest() {
+                throw AuthKitError.misuse(
+                    .unsignableRequest(
+                        "its query or form body holds \(name), which the Authorization header carries; each protocol parameter goes in one place (RFC 5849 §3.5). Remove it from the request."
+                    ))
+            }
+            return core.withSignature(of: base, tokenSecret: tokenSecret) { signature in
                 AuthorizationHeader.render(encoded, signature: signature, realm: realm)
             }
         }

@@ -69,11 +69,24 @@ enum SignatureBaseString {
 
                 // Sized from what was actually stored, not from the worst case.
                 let baseCapacity =
-                    method.utf8.count + 2 + BaseStringURI.encodedCapacity(urlCount: uri.baseLength)
+                    method.utf8.count * 3 + 2 + BaseStringURI.encodedCapacity(urlCount: uri.baseLength)
                     + parameters.normalizedStringCapacity
                 return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: baseCapacity) { bytes in
                     var output = ByteWriter(bytes)
-                    for byte in method.utf8 { output.append(uppercased(byte)) }
+                    // §3.4.1.1: uppercase, and "if the request uses a custom
+                    // HTTP method, it MUST be encoded" (§3.6): a method token
+                    // may hold `&` or `+`, which would split or change the
+                    // base string.
+                    for byte in method.utf8 {
+                        var upper = uppercased(byte)
+                        if PercentEncoding.isUnreserved(upper) {
+                            output.append(upper)
+                        } else {
+                            withUnsafePointer(to: &upper) {
+                                output.appendEncoded(UnsafeBufferPointer(start: $0, count: 1))
+                            }
+                        }
+                    }
                     output.append(UInt8(ascii: "&"))
                     uri.appendEncoded(from: url, to: &output)
                     output.append(UInt8(ascii: "&"))
