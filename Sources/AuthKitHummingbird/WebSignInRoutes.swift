@@ -99,7 +99,7 @@ extension WebSignIn {
         } catch let error as WebSignInError {
             // The visitor's doing (a replayed callback, another browser).
             logger.debug("Sign-in route refused: \(error)")
-            return Self.errorPage(error.description, status: error.status, home: sitePath("/"))
+            return Self.errorPage(error.shownToVisitor, status: error.status, home: sitePath("/"))
         } catch let error as AuthKitError {
             switch error {
             case .store:

@@ -425,6 +425,13 @@ public final class WebSignIn: Sendable {
         }
         credential.label = user.credentialKey.label
         try await credentials.saveSignIn(credential)
+        // This browser's old session ends first, and its failing fails the
+        // sign-in (503, to start again): kept with the new one made (a `try?`
+        // here), it stayed valid for any copy of its cookie, another user's
+        // perhaps, and out of reach of a sign-out from this browser.
+        if let sessionCookie, !sessionCookie.isEmpty, sessionCookie.utf8.count <= 256 {
+            try await sessions.remove(id: Self.digest(sessionCookie))
+        }
         let sessionID = SecureRandom.token()
         let created = now()
         try await sessions.insert(
@@ -432,11 +439,6 @@ public final class WebSignIn: Sendable {
                 user: user, csrfToken: SecureRandom.token(), createdAt: created,
                 expiresAt: created.addingTimeInterval(configuration.sessionLifetime.seconds)),
             id: Self.digest(sessionID))
-        if let sessionCookie, !sessionCookie.isEmpty, sessionCookie.utf8.count <= 256 {
-            // The sign-in has succeeded: a store failing here leaves the old
-            // session as it was before, which is no reason to refuse the new one.
-            try? await sessions.remove(id: Self.digest(sessionCookie))
-        }
         return Finished(
             user: user, returnTo: sitePath(attempt.returnTo),
             cookies: [
@@ -487,14 +489,17 @@ public final class WebSignIn: Sendable {
 
     /// `POST /auth/logout`: ends the session. The request must carry the
     /// session's CSRF token, and, when it says where it comes from
-    /// (`Origin`), come from this site.
+    /// (`Origin`), come from this site. `Origin: null` says nothing of where
+    /// (the Fetch standard sends it for a form on a page with
+    /// `Referrer-Policy: no-referrer`, this site's own among them), so it is
+    /// taken as no `Origin`: the token is what a forged request lacks.
     /// - Throws: ``WebSignInError/notSignedIn``, ``WebSignInError/csrfRefused``.
     public func signOut(cookie: String?, csrfToken: String?, origin: String?) async throws -> SignedOut {
         guard let cookie, let session = try await session(cookie: cookie) else { throw WebSignInError.notSignedIn }
         guard let csrfToken, ConstantTime.equals(csrfToken, session.csrfToken) else {
             throw WebSignInError.csrfRefused
         }
-        if let origin, !ExactText.same(origin, Self.origin(of: configuration.publicURL)) {
+        if let origin, origin != "null", !ExactText.same(origin, Self.origin(of: configuration.publicURL)) {
             throw WebSignInError.csrfRefused
         }
         // This browser's session ends last: should ending the others, or the

@@ -1,3 +1,5 @@
+import AuthKit
+
 /// Why a web sign-in request was refused; an adapter answers each with its
 /// status (``status``) and a page that says what to do.
 public enum WebSignInError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -31,10 +33,20 @@ public enum WebSignInError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// What the visitor's page says: the description, but for a provider id
+    /// from the request's path, which whoever wrote the link chose (`/auth/
+    /// Account-locked.Call-…`); the log has it, sanitized.
+    package var shownToVisitor: String {
+        switch self {
+        case .unknownProvider: "No sign-in with this provider is configured here."
+        default: description
+        }
+    }
+
     public var description: String {
         switch self {
         case .unknownProvider(let id):
-            "No sign-in with '\(String(id.prefix(40)))' is configured here."
+            "No sign-in with '\(DisplayText.sanitized(id, limit: 40))' is configured here."
         case .invalidReturnPath:
             "The return address is not a path on this site; sign in from a link of this site."
         case .attemptNotFound:

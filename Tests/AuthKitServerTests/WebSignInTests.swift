@@ -448,6 +448,97 @@ import Testing
         }
     }
 
+    /// Sessions whose removal by id fails once (the database away for a moment).
+    actor SessionRemovalFailingOnce: SessionStore {
+        let inner = InMemorySessionStore()
+        var failed = false
+        func insert(_ session: WebSession, id: String) async throws { try await inner.insert(session, id: id) }
+        func session(id: String, now: Date) async throws -> WebSession? { try await inner.session(id: id, now: now) }
+        func removeAll(of user: SignedInUser) async throws { try await inner.removeAll(of: user) }
+        func remove(id: String) async throws {
+            if !failed {
+                failed = true
+                throw AuthKitError.store(path: "test", reason: .inaccessible("the database is away"))
+            }
+            try await inner.remove(id: id)
+        }
+    }
+
+    /// The old session cannot be ended: the sign-in over it fails (503, no
+    /// new session) rather than leave it valid beside the new one for a copy
+    /// of its cookie, out of reach of a sign-out from this browser; the
+    /// next one ends it.
+    @Test func aSignInOverASessionThatCannotEndFails() async throws {
+        let sandbox = try await Self.google()
+        defer { Task { await sandbox.stop() } }
+        let stores = (InMemorySignInAttemptStore(), SessionRemovalFailingOnce(), InMemoryCredentialStore())
+        let (app, _) = try Self.app(sandbox, stores: stores)
+        try await app.test(.router) { client in
+            let alice = try await Self.signIn(client, sandbox)
+            let started = try await client.execute(uri: "/auth/google", method: .get)
+            let binding = try #require(Self.cookies(started)["authkit_signin"])
+            let callback = try await Self.consent(
+                sandbox, location: try #require(started.headers[.location]), account: "bob")
+            let failed = try await client.execute(
+                uri: Self.pathAndQuery(callback), method: .get,
+                headers: [.cookie: "authkit_signin=\(binding); authkit_session=\(alice.session)"])
+            #expect(failed.status == .serviceUnavailable && Self.cookies(failed)["authkit_session"] == nil)
+            let bob = try await Self.signIn(client, sandbox, account: "bob", over: alice.session)
+            let old = try await client.execute(
+                uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(alice.session)"])
+            #expect(old.status == .unauthorized)
+            let new = try await client.execute(
+                uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(bob.session)"])
+            #expect(new.status == .ok)
+        }
+    }
+
+    /// `Origin: null` (a form on a page with `Referrer-Policy: no-referrer`,
+    /// as the Fetch standard has it) says nothing of where a sign-out comes
+    /// from: with the session's CSRF token it signs out (it was refused, and
+    /// such a site's users could never sign out); without, it is refused.
+    @Test func aSignOutWithANullOriginNeedsItsToken() async throws {
+        let sandbox = try await Self.google()
+        defer { Task { await sandbox.stop() } }
+        let (app, _) = try Self.app(sandbox)
+        try await app.test(.router) { client in
+            let alice = try await Self.signIn(client, sandbox)
+            func signOut(csrf: String) async throws -> HTTPResponse.Status {
+                try await client.execute(
+                    uri: "/auth/logout", method: .post,
+                    headers: [
+                        .cookie: "authkit_session=\(alice.session)", .contentType: "application/x-www-form-urlencoded",
+                        .origin: "null",
+                    ], body: ByteBuffer(string: "csrf=\(csrf)")
+                ).status
+            }
+            #expect(try await signOut(csrf: "forged") == .forbidden)
+            #expect(try await signOut(csrf: alice.csrf) == .found)
+            let after = try await client.execute(
+                uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(alice.session)"])
+            #expect(after.status == .unauthorized)
+        }
+    }
+
+    /// The provider id in the path is the link writer's text: the page does
+    /// not repeat it (`/auth/Account-locked.Call-…`), and the error's
+    /// description (for the log) has it sanitized and bounded (40 scalars:
+    /// `prefix(40)` counted characters, and one letter with 10,000
+    /// combining marks passed whole).
+    @Test func anUnknownProvidersIdIsNotShownToTheVisitor() async throws {
+        let sandbox = try await Self.google()
+        defer { Task { await sandbox.stop() } }
+        let (app, _) = try Self.app(sandbox)
+        try await app.test(.router) { client in
+            let answer = try await client.execute(uri: "/auth/Account-locked.Call-0800-555-0100", method: .get)
+            #expect(answer.status == .notFound)
+            #expect(!String(buffer: answer.body).contains("Account-locked"), "\(String(buffer: answer.body))")
+        }
+        let combining = WebSignInError.unknownProvider("a" + String(repeating: "\u{301}", count: 10_000))
+        #expect(combining.description.utf8.count < 300)
+        #expect(!WebSignInError.unknownProvider("\u{202E}x").description.unicodeScalars.contains("\u{202E}"))
+    }
+
     /// Two sign-ins under way in one browser (two tabs, or a page elsewhere
     /// that sends the browser to a start meanwhile) both finish: the second
     /// start binds its attempt to the cookie the browser already has. A new
