@@ -269,6 +269,11 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         }
         held.readings.withLock { $0[key] = sealed }
         held.savedWithoutTheLock.withLock { $0 = true }
+        // Stored for good: nothing of this account is left for the
+        // transaction to commit. An earlier save under the lock, still
+        // held, was replayed after a later one (the body failing next)
+        // and found the row changed, by this save, and threw.
+        held.lastSave.withLock { if $0?.key == key { $0 = nil } }
     }
 
     /// The row of a sealed credential, written or replaced.

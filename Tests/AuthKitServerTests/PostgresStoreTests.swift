@@ -790,6 +790,27 @@ struct PostgresStoreTests {
             }
             #expect(failure is AuthKitError, "the replay said nothing: \(String(describing: failure))")
             #expect(try await stores[1].credential(for: signedOut.key)?.accessToken != "renewed")
+
+            // A save under the lock, the lock lost, a second save made
+            // without it, then the body failing: the body's error, the
+            // second save stored (the first one's replay found the row
+            // changed, by the second, and threw a store error).
+            let twice = Self.credential("saved-twice", access: "old")
+            try await stores[0].save(twice)
+            await #expect(throws: RevocationFailed.self) {
+                try await stores[0].withRefreshLock(for: twice.key, timeout: .seconds(10)) {
+                    _ = try await stores[0].credential(for: twice.key)
+                    var first = twice
+                    first.accessToken = "first"
+                    try await stores[0].save(first)
+                    try await Self.endTheSessionHoldingTheLock(using: stores[1])
+                    var second = twice
+                    second.accessToken = "second"
+                    try await stores[0].save(second)
+                    throw RevocationFailed()
+                }
+            }
+            #expect(try await stores[1].credential(for: twice.key)?.accessToken == "second")
         }
     }
 
