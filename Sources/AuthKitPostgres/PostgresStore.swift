@@ -694,8 +694,13 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 // yet: closed before it goes back to the pool, where the
                 // next refresh's BEGIN would find it dead.
                 try? await connection.close()
-                if held.savedWithoutTheLock.current { return }
-                guard let save = held.lastSave.current else { throw Self.closedLock }
+                // A save made without the lock cleared its account's: what
+                // is left is another account's, made again; with none left,
+                // done if anything was saved that way, else nothing was kept.
+                guard let save = held.lastSave.current else {
+                    if held.savedWithoutTheLock.current { return }
+                    throw Self.closedLock
+                }
                 try await saveAfterLosingTheLock(save, held: held)
                 return
             }

@@ -42,6 +42,9 @@ public protocol SessionStore: Sendable {
     func insert(_ session: WebSession, id: String) async throws
     /// The session, or `nil` when there is none or it expired before `now`.
     func session(id: String, now: Date) async throws -> WebSession?
+    /// Removing an id that is not there (a session that expired, or ended
+    /// by a sign-out elsewhere) is no error: a sign-in over a stale cookie
+    /// removes it first, and fails when this throws.
     func remove(id: String) async throws
     /// Removes every session of `user` (``SignedInUser/credentialKey``
     /// names them): signing out everywhere, as

@@ -912,22 +912,35 @@ extension FlowTests {
         }
     }
 
-    /// PLAINTEXT's signature is the consumer secret itself (§3.4.4): a
-    /// token call redirected to a host named after it does not repeat it
-    /// in the error the transport throws.
+    /// PLAINTEXT's signature is the consumer secret and the request
+    /// token's secret themselves (§3.4.4): a token call redirected to a host
+    /// named after one does not repeat it in the error the transport throws
+    /// (the request-token call, then the access-token call).
     @Test func aRedirectedTokenCallDoesNotRepeatTheSecret() async throws {
         let secret = "lowercase-secret-0123"
+        let requestSecret = "lowercase-request-secret-4567"
         try await withServer { server in
             server.route("POST", "/request_token") { _ in .redirect(302, to: "https://\(secret).evil.example/") }
+            server.route("POST", "/access_token") { _ in .redirect(302, to: "https://\(requestSecret).evil.example/") }
             let client = try OAuth1Client(
                 descriptor: Fixture.descriptor(baseURL: server.baseURL, signatureMethod: "PLAINTEXT"),
                 settings: ClientSettings(clientID: Fixture.consumerKey, clientSecret: secret))
-            let error = await #expect(throws: AuthKitError.self) {
+            let first = await #expect(throws: AuthKitError.self) {
                 _ = try await client.startAuthorization(redirectURI: nil)
             }
-            #expect(error != nil)
-            #expect(!String(describing: error).contains(secret), "\(String(describing: error))")
-            #expect(!String(reflecting: error).contains(secret))
+            let pending = OAuth1PendingAuthorization(
+                providerID: "test-oauth1", requestToken: "rt", requestTokenSecret: requestSecret, redirectURI: "oob",
+                createdAt: Date())
+            let second = await #expect(throws: AuthKitError.self) {
+                _ = try await client.exchange(verifier: "1234", pending: pending)
+            }
+            for error in [first, second] {
+                #expect(error != nil)
+                for hidden in [secret, requestSecret] {
+                    #expect(!String(describing: error).contains(hidden), "\(String(describing: error))")
+                    #expect(!String(reflecting: error).contains(hidden))
+                }
+            }
         }
     }
 
@@ -950,9 +963,20 @@ extension FlowTests {
                 Issue.record("unexpected \(String(describing: error))")
                 return
             }
+            // Read from the callback by the caller, then passed: the same.
+            let read = try client.verifier(from: redirect, pending: pending)
+            #expect(read == " abc")
+            let passed = await #expect(throws: AuthKitError.self) {
+                _ = try await client.exchange(verifier: read, pending: pending)
+            }
+            guard case .redirect(.unusableVerifier)? = passed else {
+                Issue.record("unexpected \(String(describing: passed))")
+                return
+            }
             #expect(server.requests.filter { $0.uri.contains("access_token") }.isEmpty)
-            // Typed (the PIN path), the spaces around it go.
-            _ = try await client.exchange(verifier: " abc\n", pending: pending)
+            // Typed in the PIN flow, the spaces around it go.
+            let (_, pin) = try await client.startAuthorization(redirectURI: nil)
+            _ = try await client.exchange(verifier: " abc\n", pending: pin)
             let sent = authorizationDictionary(server.requests.last?.header("Authorization"))
             #expect(sent["oauth_verifier"] == "abc")
         }

@@ -127,5 +127,6 @@ func independentBaseString(
                 || ($0.0 == $1.0 && $0.1.utf8.lexicographicallyPrecedes($1.1.utf8))
         }
         .map { "\($0.0)=\($0.1)" }.joined(separator: "&")
-    return [method.uppercased(), rfc3986(uri), rfc3986(normalized)].joined(separator: "&")
+    // §3.4.1.1: a custom method is encoded too.
+    return [rfc3986(method.uppercased()), rfc3986(uri), rfc3986(normalized)].joined(separator: "&")
 }

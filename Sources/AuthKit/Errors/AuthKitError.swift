@@ -369,7 +369,7 @@ extension AuthKitError.Misuse: CustomStringConvertible {
             return "This attempt was started with '\(attempt)', not '\(providerID)'."
         case .attemptOfAnotherClient(let providerID):
             return
-                "This attempt was started by another client of '\(providerID)' (another client id, or another server through a placeholder); finish it with the client that started it."
+                "This attempt was started by another client of '\(providerID)' (another client id or consumer key, or another server or token endpoint); finish it with the client that started it."
         case .reservedParameter(let name):
             return
                 "The authorization parameter '\(DisplayText.sanitized(name, limit: 100))' is set by AuthKit and cannot be overridden."

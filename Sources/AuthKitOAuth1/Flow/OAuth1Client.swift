@@ -206,16 +206,20 @@ public struct OAuth1Client: Authenticator {
     }
 
     /// Exchanges the request token and verifier (from the callback, or the PIN
-    /// the user typed) for the access token (RFC 5849 §2.3).
+    /// the user typed) for the access token (RFC 5849 §2.3). In the PIN flow
+    /// the spaces and line breaks around the code are dropped; a callback's
+    /// verifier is sent as given.
     public func exchange(verifier: String, pending: OAuth1PendingAuthorization, label: String? = nil) async throws
         -> Credential
     {
-        try await exchange(verifier: verifier, typed: true, pending: pending, label: label)
+        try await exchange(verifier: verifier, typed: pending.isOutOfBand, pending: pending, label: label)
     }
 
-    /// A typed verifier (a PIN, or one a caller passes) loses the spaces
-    /// and line breaks around it; one read from the callback is sent as the
-    /// provider issued it (§2.3: it is opaque), or refused below.
+    /// A typed verifier (the PIN flow's code, or one a user agent says was
+    /// typed) loses the spaces and line breaks around it; one read from the
+    /// callback (by this client, or by the caller from
+    /// ``verifier(from:pending:)``) is sent as the provider issued it (§2.3:
+    /// it is opaque), or refused below.
     private func exchange(verifier: String, typed: Bool, pending: OAuth1PendingAuthorization, label: String?)
         async throws -> Credential
     {
