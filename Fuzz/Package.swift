@@ -19,6 +19,7 @@ let package = Package(
                 .product(name: "AuthKit", package: "AuthKit"),
                 .product(name: "AuthKitOAuth1", package: "AuthKit"),
                 .product(name: "AuthKitSandbox", package: "AuthKit"),
+                .product(name: "AuthKitServer", package: "AuthKit"),
             ],
             path: "Harnesses"
         )

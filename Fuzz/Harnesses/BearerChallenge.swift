@@ -2,16 +2,9 @@
 // §3) on arbitrary text, one field per line, as a resource server may send.
 @testable import AuthKit
 
-/// Whether `field` holds `value`'s bytes. Not Foundation's `contains`,
-/// which trapped on a field of NULs and U+FFFD ("String index is out of
-/// bounds" in its UTF-16 view): a harness's own check must not be what
-/// crashes.
-private func holds(_ field: String, _ value: String) -> Bool {
-    let bytes = Array(field.utf8)
-    let wanted = Array(value.utf8)
-    guard wanted.count <= bytes.count else { return false }
-    return (0...(bytes.count - wanted.count)).contains { bytes[$0..<($0 + wanted.count)].elementsEqual(wanted) }
-}
+// Its checks search with `holds` (Bytes.swift), not Foundation's
+// `contains`, which trapped on a field of NULs and U+FFFD ("String index is
+// out of bounds" in its UTF-16 view).
 
 func fuzzBearerChallenge(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let text = String(decoding: UnsafeRawBufferPointer(start: start, count: count), as: UTF8.self)

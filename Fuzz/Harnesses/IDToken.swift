@@ -52,7 +52,7 @@ private func check(_ message: String, token: String) {
         !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
         "control character in the error: \(message.debugDescription)")
     if token.count >= 24 {
-        precondition(!message.contains(token), "the error repeats the token")
+        precondition(!holds(message, token), "the error repeats the token")
     }
 }
 

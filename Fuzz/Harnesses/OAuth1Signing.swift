@@ -51,7 +51,7 @@ func fuzzOAuth1Signing(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             tokenSecret: "ts")
     {
         precondition(
-            header.contains("oauth_signature=\"\(PercentEncoding.encode(signature))\""),
+            holds(header, "oauth_signature=\"\(PercentEncoding.encode(signature))\""),
             "the header's signature differs from signature(): \(header) vs \(signature)")
     }
     return 0

@@ -51,11 +51,30 @@ func fuzzSandbox(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         // Nothing the sandbox issues travels in a Location it did not build from a registered redirect.
         if let location = response.headers.first(where: { $0.0 == "Location" })?.1 {
             precondition(
-                location.hasPrefix(descriptor.redirect.uri.absoluteString) || location.hasPrefix("http://127.0.0.1"),
+                isRegistered(location, descriptor.redirect.uri.absoluteString) || isLoopback(location),
                 "redirect to an unregistered place: \(location)")
         }
     }
     return 0
+}
+
+/// The registered redirect URI itself, or it followed by its query or
+/// fragment: a prefix alone let `…/callback.evil.example` pass.
+private func isRegistered(_ location: String, _ registered: String) -> Bool {
+    guard location.utf8.starts(with: registered.utf8) else { return false }
+    let rest = location.utf8.dropFirst(registered.utf8.count)
+    // `&` only after a registered URI that has a query of its own.
+    let joins = registered.utf8.contains(UInt8(ascii: "?")) ? UInt8(ascii: "&") : UInt8(ascii: "?")
+    return rest.first.map { [joins, UInt8(ascii: "?"), UInt8(ascii: "#")].contains($0) } ?? true
+}
+
+/// An http URL whose host is this machine's loopback address exactly (RFC
+/// 8252 §7.3: any port): `http://127.0.0.1.evil.example` or
+/// `http://127.0.0.1@evil.example` passed a prefix check.
+private func isLoopback(_ location: String) -> Bool {
+    guard let url = URLComponents(string: location) else { return false }
+    return url.scheme == "http" && (url.host == "127.0.0.1" || url.host == "[::1]" || url.host == "::1")
+        && url.user == nil && url.password == nil
 }
 
 /// Loads the catalogue before libFuzzer starts: a first use inside an input
