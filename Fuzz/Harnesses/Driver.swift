@@ -15,6 +15,7 @@ let harnesses: [String: FuzzTarget] = [
     "bearer-challenge": { fuzzBearerChallenge($0, $1) },
     "json": { fuzzJSON($0, $1) },
     "id-token": { fuzzIDToken($0, $1) },
+    "id-token-claims": { fuzzIDTokenClaims($0, $1) },
     "web-input": { fuzzWebInput($0, $1) },
 ]
 
