@@ -2,10 +2,15 @@ import Foundation
 
 // libFuzzer harness: the token endpoint response parser (RFC 6749 §5.1, §5.2),
 // and the same body read as a device authorization answer (RFC 8628 §3.2).
-// The first byte chooses the Content-Type and status; the rest is the body.
+// The first byte chooses the Content-Type and status; the rest is the body,
+// and for a 401 its first line is the `WWW-Authenticate` field (RFC 6749
+// §5.2's refused client authentication, RFC 6750 §3's refused token).
 @testable import AuthKit
 
 private enum TokenResponseFixture {
+    /// What the request carried (a client secret, a code): an error never
+    /// repeats it, however the body echoes it.
+    static let sent = ["fuzz-client-secret-0123", "fuzz-code-4567"]
     static let contentTypes = [
         "application/json", "application/x-www-form-urlencoded", "text/plain", "",
         "application/json; charset=utf-8", "text/html",
@@ -17,9 +22,15 @@ func fuzzTokenResponse(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let bytes = UnsafeRawBufferPointer(start: start, count: count)
     let selector = Int(bytes[0])
     let contentType = TokenResponseFixture.contentTypes[selector % TokenResponseFixture.contentTypes.count]
-    let status = selector & 0x80 != 0 ? 400 : 200
-    let headers: [(String, String)] = contentType.isEmpty ? [] : [("Content-Type", contentType)]
-    let response = IncomingResponse(status: status, headers: headers, body: Data(bytes.dropFirst()))
+    let status = selector & 0x80 != 0 ? 400 : selector & 0x40 != 0 ? 401 : 200
+    var headers: [(String, String)] = contentType.isEmpty ? [] : [("Content-Type", contentType)]
+    var body = Data(bytes.dropFirst())
+    if status == 401, let newline = body.firstIndex(of: UInt8(ascii: "\n")) {
+        headers.append(("WWW-Authenticate", String(decoding: body[..<newline], as: UTF8.self)))
+        body = Data(body[(newline + 1)...])
+    }
+    var response = IncomingResponse(status: status, headers: headers, body: body)
+    response.secrets = TokenResponseFixture.sent
     do {
         let fields = try TokenResponseParser().parse(response)
         precondition(!fields.accessToken.isEmpty, "accepted an empty access token")
@@ -36,6 +47,9 @@ func fuzzTokenResponse(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         let bodyText = String(decoding: response.body, as: UTF8.self)
         for secret in secrets(in: response.body) where occurrences(of: secret, in: bodyText, atMost: 2) == 1 {
             precondition(!holds(message, secret), "the error repeats a token from the body: \(message)")
+        }
+        for secret in TokenResponseFixture.sent {
+            precondition(!holds(message, secret), "the error repeats what the request sent: \(message)")
         }
         precondition(
             !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
