@@ -85,6 +85,12 @@ import Testing
             ["token", "print", "--provider", "github", "--format", "header"], environment: environment)
         #expect(
             header.status == 64 && header.stdout.isEmpty && header.stderr.contains("not Bearer"), "\(header.stderr)")
+        // `token header` says the same, with the same status (it exited 1).
+        let tokenHeader = try await CLIProcess.run(
+            ["token", "header", "--provider", "github"], environment: environment)
+        #expect(
+            tokenHeader.status == 64 && tokenHeader.stdout.isEmpty && tokenHeader.stderr.contains("not Bearer")
+                && !tokenHeader.stderr.contains("mac-token"), "\(tokenHeader.status) \(tokenHeader.stderr)")
         let bare = try await CLIProcess.run(["token", "print", "--provider", "github"], environment: environment)
         #expect(bare.status == 0 && bare.stdout == "mac-token\n", "\(bare.stderr)")
     }

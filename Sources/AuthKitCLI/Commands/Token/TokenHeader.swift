@@ -93,6 +93,13 @@ struct TokenHeader: WorkspaceCommand {
         if let given { try await source.checkAPIOrigin(of: given) }
         let credential = try await source.current()
         let authenticator = source.authenticator
+        // As `token print --format header` says it (exit 64): a type AuthKit
+        // cannot send (RFC 6750's Bearer, RFC 9449's DPoP are what it makes).
+        if credential.kind == .oauth2, credential.proofKey == nil, !credential.isBearer {
+            throw CLIError(
+                "\(key)'s token is of type '\(DisplayText.sanitized(credential.tokenType, limit: 40))', not Bearer: an 'Authorization: Bearer' line would not be accepted, and AuthKit makes no other kind. See it with authkit token print \(ShellWord.account(key)) --format json, which gives its type.",
+                status: .usage)
+        }
         guard
             let url = url
                 ?? (credential.kind == .oauth2 && credential.proofKey == nil ? "https://example.invalid/" : nil)
