@@ -182,6 +182,37 @@ import Testing
         #expect(twice.status == 65, "\(twice.stderr)")
     }
 
+    /// `token show --json` or an env file piped in: its first line is `{`
+    /// or `GITHUB_TOKEN=ghp_…`, which a Bearer header could carry, and was
+    /// stored as the token ("Imported"), over the one imported before.
+    /// Refused, naming what it is, the stored token kept; a base64 token
+    /// ending in `=` is a token.
+    @Test func aJSONDocumentOrAnAssignmentIsNotStoredAsTheToken() async throws {
+        let home = try CLIProcess.home("authkit-token-import-shapes")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let file = home.appendingPathComponent("input.txt")
+        let environment = ["AUTHKIT_HOME": home.path]
+        func importing(_ text: String) async throws -> CLIResult {
+            try Data(text.utf8).write(to: file)
+            return try await CLIProcess.run(
+                ["token", "import", "--provider", "github"], environment: environment,
+                launcher: ["/bin/sh", "-c", "exec \"$@\" < '\(file.path)'", "sh"])
+        }
+        let first = try await importing("QUJDREVGR0g=\n")
+        #expect(first.status == 0, "\(first.stderr)")
+        for (text, said) in [
+            ("{\n  \"accessToken\" : \"ghp_x\"\n}\n", "JSON"), ("[\n  {\"access_token\": \"x\"}\n]\n", "JSON"),
+            ("GITHUB_TOKEN=ghp_secretvalue\n", "GITHUB_TOKEN=…"),
+        ] {
+            let refused = try await importing(text)
+            #expect(
+                refused.status == 65 && refused.stderr.contains(said) && !refused.stderr.contains("ghp_"),
+                "\(text): \(refused.status) \(refused.stderr)")
+        }
+        let printed = try await CLIProcess.run(["token", "print", "--provider", "github"], environment: environment)
+        #expect(printed.stdout == "QUJDREVGR0g=\n", "\(printed.stdout.debugDescription)")
+    }
+
     @Test func aSignInNamesTheAccountInListAndShow() async throws {
         let home = try CLIProcess.home("authkit-account-named")
         defer { try? FileManager.default.removeItem(at: home) }

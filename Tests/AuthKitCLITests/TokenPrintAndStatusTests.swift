@@ -137,12 +137,16 @@ import Testing
             server.route("GET", "/me") { _ in StubResponse.json(#"{"message":"Bad credentials"}"#, status: 401) }
             // Up, but answering that it cannot serve now.
             server.route("GET", "/busy/me") { _ in StubResponse.json(#"{"message":"try later"}"#, status: 503) }
+            // Up, answering what AuthKit cannot read: it says nothing of the token.
+            server.route("GET", "/garbled/me") { _ in
+                .text("<html><body>Welcome</body></html>", contentType: "text/html", status: 200)
+            }
             let home = try CLIProcess.home("authkit-token-status-unreached")
             defer { try? FileManager.default.removeItem(at: home) }
             let closed = try UnusedPort.next()
             for (id, base) in [
                 ("down", "http://127.0.0.1:\(closed)"), ("refusing", server.baseURL),
-                ("busy", server.baseURL + "/busy"),
+                ("busy", server.baseURL + "/busy"), ("garbled", server.baseURL + "/garbled"),
             ] {
                 let descriptor = """
                     {"id": "\(id)", "name": "\(id)", "protocol": "oauth2",
@@ -153,10 +157,10 @@ import Testing
             }
             let environment = [
                 "AUTHKIT_HOME": home.path, "AUTHKIT_DOWN_CLIENT_ID": "c", "AUTHKIT_REFUSING_CLIENT_ID": "c",
-                "AUTHKIT_BUSY_CLIENT_ID": "c",
+                "AUTHKIT_BUSY_CLIENT_ID": "c", "AUTHKIT_GARBLED_CLIENT_ID": "c",
             ]
             let store = FileCredentialStore(environment: environment)
-            for id in ["down", "refusing", "busy"] {
+            for id in ["down", "refusing", "busy", "garbled"] {
                 try await store.save(
                     Credential(
                         providerID: id, accessToken: "tok-\(id)", expiresAt: Date(timeIntervalSinceNow: 3600)))
@@ -184,12 +188,13 @@ import Testing
             #expect(all.status == 1, "\(all.stdout)\(all.stderr)")
             #expect(all.stdout.contains("refusing: not valid: "), "\(all.stdout)")
             #expect(all.stdout.contains("down: not checked: "), "\(all.stdout)")
+            #expect(all.stdout.contains("garbled: not checked: "), "\(all.stdout)")
             // No client id for github here: not checked, the setting named as the command line takes it.
             let github = try #require(all.stdout.split(separator: "\n").first { $0.hasPrefix("github: ") })
             #expect(
                 github.hasPrefix("github: stored, not checked") && github.contains("AUTHKIT_GITHUB_CLIENT_ID")
                     && !github.contains("ClientSettings") && !github.contains(".;"), "\(github)")
-            #expect(all.stderr.contains("Of 4 credentials: 1 not valid, 3 not checked"), "\(all.stderr)")
+            #expect(all.stderr.contains("Of 5 credentials: 1 not valid, 4 not checked"), "\(all.stderr)")
             #expect(!all.stdout.contains("tok-"), "a token was printed")
         }
     }

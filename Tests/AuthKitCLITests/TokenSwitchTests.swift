@@ -75,6 +75,14 @@ import Testing
         #expect(
             broken.status == 65 && broken.stderr.contains("default-accounts.json") && broken.stdout.isEmpty,
             "\(broken.stderr)")
+        // A provider named twice: Foundation kept the first ("work"), an
+        // editor or jq shows the last; which one is meant cannot be told.
+        try Data(#"{"github": "work", "github": "personal"}"#.utf8).write(
+            to: home.appendingPathComponent("default-accounts.json"))
+        let twice = try await run(["token", "print", "--provider", "github"])
+        #expect(
+            twice.status == 65 && twice.stderr.contains("'github' more than once") && twice.stdout.isEmpty,
+            "\(twice.stderr)")
     }
 
     /// `token refresh --label ''` names the account without a label, as

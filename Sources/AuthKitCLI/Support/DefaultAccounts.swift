@@ -41,13 +41,34 @@ struct DefaultAccounts {
         } catch {
             throw CLIError("\(file.path) cannot be read (\(error.description)).", status: .badInput)
         }
-        guard let labels = try? JSONDecoder().decode([String: String].self, from: data) else {
+        // Read by AuthKit's own parser, a provider named twice refused:
+        // Foundation's decoder kept the first, editors, jq and Python the
+        // last, so commands used another account than the one the user saw
+        // (config.json and the credential file refuse it too).
+        let object: [String: JSONValue]
+        do {
+            guard case .object(let parsed) = try JSONParser.parse(data, repeatedNames: .refused) else {
+                throw CLIError(Self.notAnObject(file), status: .badInput)
+            }
+            object = parsed
+        } catch let error as JSONParser.Failure where error.repeatedField != nil {
             throw CLIError(
-                "\(file.path) is not an object of provider ids and labels, such as {\"github\": \"work\"}; fix or delete it "
-                    + "(each provider's commands then use its account without a label).",
+                "\(file.path) names the provider '\(DisplayText.sanitized(error.repeatedField ?? "", limit: 60))' more than once: which account is chosen cannot be told. Keep one entry per provider.",
                 status: .badInput)
+        } catch {
+            throw CLIError(Self.notAnObject(file), status: .badInput)
+        }
+        var labels = [String: String]()
+        for (provider, value) in object {
+            guard case .string(let label) = value else { throw CLIError(Self.notAnObject(file), status: .badInput) }
+            labels[provider] = label
         }
         return labels
+    }
+
+    static func notAnObject(_ file: URL) -> String {
+        "\(file.path) is not an object of provider ids and labels, such as {\"github\": \"work\"}; fix or delete it "
+            + "(each provider's commands then use its account without a label)."
     }
 
     /// Chooses `label` (nil: the account without one) for `provider`.

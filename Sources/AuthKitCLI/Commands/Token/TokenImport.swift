@@ -102,6 +102,11 @@ struct TokenImport: WorkspaceCommand {
                 "What standard input holds is not a token a Bearer header can carry (empty, or a space, control or non-ASCII character; RFC 6750 §2.1). It is not repeated here.",
                 status: .badInput)
         }
+        if let shape = Self.notATokenAlone(token) {
+            throw CLIError(
+                "The first line of standard input is \(shape), not a token alone; nothing was stored. Give the token itself, e.g. authkit token print --format bare, or jq -r .access_token.",
+                status: .badInput)
+        }
         let now = Date()
         let credential = Credential(
             providerID: descriptor.id, label: key.label, accessToken: token,
@@ -121,5 +126,23 @@ struct TokenImport: WorkspaceCommand {
                 Authorize.replacementNote(previous, key: key, sandbox: workspace.sandbox != nil))
         }
         Console.say("Imported a token for \(key). Stored in \(workspace.store.location).")
+    }
+
+    /// What a first line is when it is not a token alone, though a Bearer
+    /// header could carry it: the start of a JSON document (`token show
+    /// --json` or `token print --format json` piped in stored `{`), or a
+    /// variable assignment from an env file (`GITHUB_TOKEN=ghp_…` stored
+    /// whole). An assignment is an upper-case name holding an underscore:
+    /// a base64 token may end in `=`, but its letters before it hold no `_`
+    /// (base64url's have no padding).
+    static func notATokenAlone(_ line: String) -> String? {
+        if line.hasPrefix("{") || line.hasPrefix("[") { return "the start of a JSON document" }
+        guard let equals = line.firstIndex(of: "="), line.index(after: equals) < line.endIndex else { return nil }
+        let name = line[..<equals].utf8
+        let isName =
+            name.contains(UInt8(ascii: "_"))
+            && name.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: "_") }
+            && name.first.map { $0 >= 0x41 && $0 <= 0x5A } == true
+        return isName ? "a variable assignment (\(String(line[..<equals]))=…)" : nil
     }
 }

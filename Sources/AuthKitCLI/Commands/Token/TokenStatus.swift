@@ -165,7 +165,17 @@ struct TokenStatus: WorkspaceCommand {
             // A problem here (the store could not be read or written, its
             // lock busy; a setting missing or wrong) says nothing of the
             // credential either: "not valid" told a script to sign in again.
+            // Nor does an answer AuthKit cannot read (UserInfo as a signed
+            // JWT, introspection's `active` as "true", a page instead of
+            // JSON): the provider answered, but not whether the token works.
+            // A 401 or 403 it cannot read further still refuses the token.
             switch error {
+            case .invalidResponse(_, let reason):
+                if case .unexpectedStatus(let status) = reason.kind, status == 401 || status == 403 { break }
+                return (
+                    .notChecked,
+                    "not checked: \(ErrorReport.message(for: error, environment: workspace.environment, flags: false))"
+                )
             case .store, .missingSetting, .invalidSetting:
                 return (
                     .notChecked,
