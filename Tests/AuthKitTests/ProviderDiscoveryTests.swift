@@ -245,14 +245,17 @@ import Testing
     /// Authorization Server's has `jwks_uri` alone) gave a descriptor with no
     /// `openid` part: no nonce, ID tokens kept unverified. The OpenID Connect
     /// document of the same issuer gives those members; another issuer's
-    /// gives nothing, and RFC 8414's is used as it is.
+    /// gives nothing, and RFC 8414's is used as it is. RFC 9207's
+    /// `authorization_response_iss_parameter_supported` is one of the members
+    /// taken (left out, `iss` was not required in the redirect).
     @Test(arguments: ["same issuer", "another issuer", "unusable members", "a name twice"])
     func openIDMembersMissingFromRFC8414sDocumentComeFromOpenIDConnects(variant: String) async throws {
         try await withServer { server in
             let base = server.baseURL
-            server.route("GET", "/.well-known/oauth-authorization-server") { _ in
-                .json(metadata(server, extra: #","jwks_uri":"\#(base)/jwks""#))
-            }
+            // Without RFC 9207's flag, which the OpenID Connect document has.
+            let rfc8414 = metadata(server, extra: #","jwks_uri":"\#(base)/jwks""#).replacingOccurrences(
+                of: #""authorization_response_iss_parameter_supported":true,"#, with: "")
+            server.route("GET", "/.well-known/oauth-authorization-server") { _ in .json(rfc8414) }
             let algorithms = variant == "unusable members" ? #""RS256""# : #"["RS256"]"#
             var openID = metadata(
                 server, issuer: variant == "another issuer" ? "https://elsewhere.example" : base,
@@ -271,8 +274,11 @@ import Testing
                         == OpenIDSettings(
                             keySetURL: "\(base)/jwks", algorithms: [.rs256], userInfoURL: "\(base)/userinfo",
                             endSessionURL: nil))
+                // RFC 9207's flag, said only by the OpenID Connect document, is taken too.
+                #expect(descriptor.issuer?.includedInResponse == true)
             } else {
                 #expect(descriptor.openID == nil)
+                #expect(descriptor.issuer?.includedInResponse != true)
             }
             #expect(server.requests(to: "/.well-known/openid-configuration").count == 1)
         }

@@ -192,9 +192,13 @@ extension ProviderDescriptor {
         return [rfc8414, components.url].compactMap { $0 }
     }
 
-    /// The members OpenID Connect Discovery 1.0 §3 adds that discovery reads.
+    /// The members OpenID Connect Discovery 1.0 §3 adds that discovery
+    /// reads, and RFC 9207's flag, which an OpenID Connect document may
+    /// carry where the RFC 8414 one lacks it (left out, the descriptor said
+    /// `iss` need not come with the redirect, and its absence went unnoticed).
     static let openIDMembers = [
         "jwks_uri", "id_token_signing_alg_values_supported", "userinfo_endpoint", "end_session_endpoint",
+        "authorization_response_iss_parameter_supported",
     ]
 
     /// The JSON type RFC 8414 §2 gives a metadata member, named as an error says it.
