@@ -78,6 +78,26 @@ import Testing
             "\(result.stderr)")
     }
 
+    /// A dangling link where the file would go is a file there: refused
+    /// before anything is fetched, the link left as it is (it was taken for
+    /// no file, the issuer asked, and the write said the file had appeared).
+    @Test func providersAddRefusesADanglingLinkBeforeFetching() async throws {
+        let home = try home()
+        let providers = home.appendingPathComponent("providers")
+        try FileManager.default.createDirectory(at: providers, withIntermediateDirectories: true)
+        let link = providers.appendingPathComponent("acme.json")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "/nonexistent/acme.json")
+        try await withServer { server in
+            let result = try await CLIProcess.run(
+                ["providers", "add", "acme", "--issuer", server.baseURL], environment: ["AUTHKIT_HOME": home.path])
+            #expect(
+                result.status == 65 && result.stderr.contains("is a symbolic link (to nothing) already"),
+                "\(result.status) \(result.stderr)")
+            #expect(server.requests.isEmpty, "the issuer was asked")
+        }
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == "/nonexistent/acme.json")
+    }
+
     /// `providers add` refuses an id that is not a file name before it
     /// fetches anything; and one too long for a file name (found when the
     /// write failed) or `schema` (written as providers/schema.json, which is

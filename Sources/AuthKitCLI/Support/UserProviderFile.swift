@@ -73,7 +73,7 @@ enum UserProviderFile {
         if errno == EEXIST { return false }
         // A file system without hard links: check, then rename (the check
         // and the rename are then two steps).
-        if FileManager.default.fileExists(atPath: target.path) { return false }
+        if !FileSystem.isAbsent(target.path) { return false }
         guard rename(temporary.path, target.path) == 0 else { throw failure("it cannot be put in place") }
         return true
     }

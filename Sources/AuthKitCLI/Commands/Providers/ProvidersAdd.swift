@@ -106,9 +106,13 @@ struct ProvidersAdd: WorkspaceCommand {
         let directory = AuthKitHome.directory(environment: workspace.environment).appendingPathComponent(
             "providers", isDirectory: true)
         let target = directory.appendingPathComponent("\(id).json")
-        if FileManager.default.fileExists(atPath: target.path), !force {
+        // The name itself, not what it points to: a dangling link was taken
+        // for no file, the metadata fetched, and the write then said the
+        // file "appeared" meanwhile (or, without hard links, replaced the link).
+        if !FileSystem.isAbsent(target.path), !force {
+            let what = FileSystem.isDanglingLink(target.path) ? "is a symbolic link (to nothing) already" : "exists already"
             throw CLIError(
-                "\(target.path) exists already; it was left as it is. Pass --force to replace it.", status: .badInput)
+                "\(target.path) \(what); it was left as it is. Pass --force to replace it.", status: .badInput)
         }
         // `providers add github --issuer …` silently replaced the bundled GitHub
         // for every command; that is what `providers override` is for.
