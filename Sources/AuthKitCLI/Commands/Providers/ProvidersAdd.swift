@@ -110,7 +110,8 @@ struct ProvidersAdd: WorkspaceCommand {
         // for no file, the metadata fetched, and the write then said the
         // file "appeared" meanwhile (or, without hard links, replaced the link).
         if !FileSystem.isAbsent(target.path), !force {
-            let what = FileSystem.isDanglingLink(target.path) ? "is a symbolic link (to nothing) already" : "exists already"
+            let what =
+                FileSystem.isDanglingLink(target.path) ? "is a symbolic link (to nothing) already" : "exists already"
             throw CLIError(
                 "\(target.path) \(what); it was left as it is. Pass --force to replace it.", status: .badInput)
         }
