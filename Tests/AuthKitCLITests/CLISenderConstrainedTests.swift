@@ -105,5 +105,16 @@ import Testing
             "token", "exchange", "--provider", "fapi", "--label", "svc", "--as", "a b", "--private-key", keyFile,
         ])
         #expect(odd.status == 64 && odd.stderr.contains("--as 'a b' holds"), "\(odd.stderr)")
+        // A credential under --as that renews itself (svc: a client
+        // credentials grant; a sign-in's refresh token alike) is not replaced
+        // without --force, and nothing is sent: it was replaced for good.
+        let over = try await run([
+            "token", "exchange", "--provider", "fapi", "--scope", "accounts", "--as", "svc", "--private-key", keyFile,
+        ])
+        #expect(
+            over.status == 65 && over.stderr.contains("renews itself") && over.stderr.contains("--force"),
+            "\(over.status) \(over.stderr)")
+        let kept = try await run(["token", "show", "--provider", "fapi", "--label", "svc"])
+        #expect(kept.stdout.contains("grant:     client_credentials"), "\(kept.stdout)")
     }
 }

@@ -38,6 +38,8 @@ struct TokenExchange: WorkspaceCommand {
         [String] = []
     @Option(help: ArgumentHelp("A scope of the new token (repeatable).", valueName: "scope")) var scope: [String] = []
     @Flag(help: "Print the new credential as JSON on standard output (secrets included).") var json = false
+    @Flag(help: "Replace a credential stored under --as that renews itself (a sign-in's refresh token).")
+    var force = false
 
     func validate() throws {
         try Authorize.checkScopes(Authorize.scopes(scope))
@@ -66,14 +68,29 @@ struct TokenExchange: WorkspaceCommand {
             throw CLIError(
                 "\(account.provider) speaks OAuth 1.0a, which has no token exchange (RFC 8693).", status: .usage)
         }
+        // As `token import` refuses it: a sign-in's credential under --as
+        // (its refresh token) would be replaced for good by a token that
+        // lives an hour. Asked before the exchange is sent, and again under
+        // the lock before the save.
+        let target = CredentialKey(providerID: key.providerID, label: newLabel)
+        let refusal = CLIError(
+            "\(target) holds a credential that renews itself (a sign-in's refresh token, or a client credentials grant), which the exchanged token would replace for good; nothing was stored. Choose another --as, or pass --force to replace it.",
+            status: .badInput)
+        let force = self.force
+        if !force, let stored = try await workspace.store.credential(for: target), TokenImport.renewsItself(stored) {
+            throw refusal
+        }
         let subject = try await source.current()
         let exchanged = try await oauth2.exchangeToken(
             subject, audience: audience, resources: resource, scopes: Authorize.scopes(scope), label: newLabel)
         // Under the account's lock, as a sign-in or an import is saved; a
-        // credential already stored under --as is replaced, and said so.
-        let previous = try await workspace.store.credential(for: exchanged.key)
-        try await workspace.store.withRefreshLock(for: exchanged.key, timeout: .seconds(30)) {
+        // credential already stored under --as is replaced, and said so
+        // (read under the lock: read before it, the note could name another).
+        let previous = try await workspace.store.withRefreshLock(for: exchanged.key, timeout: .seconds(30)) {
+            let previous = try await workspace.store.credential(for: exchanged.key)
+            if !force, let previous, TokenImport.renewsItself(previous) { throw refusal }
             try await workspace.store.save(exchanged)
+            return previous
         }
         if let previous {
             Console.err(Authorize.replacementNote(previous, key: exchanged.key, sandbox: workspace.sandbox != nil))
