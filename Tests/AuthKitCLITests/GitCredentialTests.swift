@@ -53,6 +53,46 @@ import Testing
             input: "protocol=\(scheme)\nhost=\(host)\n" + (user.map { "username=\($0)\n" } ?? "") + "\n")
     }
 
+    /// git refusing a step part-way (here the first `--add`, as another
+    /// `git config` holding the configuration's lock would): the origin was
+    /// left with the reset alone, and git asked no helper there. What it had
+    /// is put back, and the error says so and names the kept helpers' file.
+    @Test(.enabled(if: hasGit))
+    func setupGitFailingPartWayPutsTheHelpersBack() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        var (home, environment) = try Self.gitbox(at: server)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let gitconfig = home.appendingPathComponent("gitconfig")
+        try Data("[credential \"https://git.example.test\"]\n\thelper = store\n".utf8).write(to: gitconfig)
+        let bin = home.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let marker = home.appendingPathComponent("fail-next-add")
+        try Data().write(to: marker)
+        let script = """
+            #!/bin/sh
+            if [ "$3" = "--add" ] && [ -e '\(marker.path)' ]; then
+              rm -f '\(marker.path)'; echo "error: could not lock config file" >&2; exit 255
+            fi
+            exec \(Self.git) "$@"
+            """
+        try Data(script.utf8).write(to: bin.appendingPathComponent("git"))
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o755], ofItemAtPath: bin.appendingPathComponent("git").path)
+        environment["PATH"] = bin.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+
+        let setup = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+        #expect(
+            setup.status == 1 && setup.stderr.contains("could not lock")
+                && setup.stderr.contains("put back as it was") && setup.stderr.contains("replaced-git-helpers"),
+            "\(setup.status) \(setup.stderr)")
+        let helpers = try await ChildProcess.run(
+            Self.git, ["config", "--global", "--get-all", "credential.https://git.example.test.helper"],
+            environment: environment)
+        #expect(helpers.standardOutput == "store\n", "\(helpers)")
+    }
+
     @Test(.enabled(if: hasGit))
     func setupGitMakesGitAskForTheRefreshedTokenAtTheProvidersGitHostOnly() async throws {
         let server = TestHTTPServer()

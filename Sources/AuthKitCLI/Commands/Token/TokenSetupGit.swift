@@ -104,9 +104,27 @@ struct TokenSetupGit: WorkspaceCommand {
         // whole, in a private file that puts them back.
         let replaced = before.flatMap(\.values).filter { !$0.isEmpty && $0 != helper }
         let restore = replaced.isEmpty ? nil : try Self.saveReplaced(before, provider: descriptor.id, in: workspace)
-        for name in names {
-            try await Self.git(["--replace-all", name, ""], environment: workspace.environment)
-            try await Self.git(["--add", name, helper], environment: workspace.environment)
+        do {
+            for name in names {
+                try await Self.git(["--replace-all", name, ""], environment: workspace.environment)
+                try await Self.git(["--add", name, helper], environment: workspace.environment)
+            }
+        } catch let failure as CLIError {
+            // Part-way (another `git config` holding the configuration's
+            // lock, a full disk): an origin left with the reset alone had git
+            // ask no helper at all there. What each had is put back.
+            let restored = await Self.putBack(before, environment: workspace.environment)
+            let kept =
+                restore.map {
+                    " The helpers it had are also kept in \($0): sh \(ShellWord.literal($0)) puts them back."
+                } ?? ""
+            throw CLIError(
+                failure.message
+                    + (restored
+                        ? " git's configuration was put back as it was."
+                        : " git's configuration could not all be put back: see git config --global --get-regexp '^credential\\.'.")
+                    + kept,
+                status: failure.status)
         }
         Console.out("git asks authkit for \(descriptor.name)'s token at \(origins.joined(separator: ", ")).")
         if let restore {
@@ -131,6 +149,20 @@ struct TokenSetupGit: WorkspaceCommand {
                 "authkit: note: nothing is stored for \(key) yet; sign in: authkit authorize \(ShellWord.account(key))\(TokenGitCredential.scopeHint(git))"
             )
         }
+    }
+
+    /// Each origin's helpers as they were before (`before`): reset, then
+    /// added back one by one. False when git refused any step.
+    static func putBack(_ before: [(name: String, values: [String])], environment: [String: String]) async -> Bool {
+        var restored = true
+        for (name, values) in before {
+            // Exit 5: nothing there to remove (the failure came before this origin).
+            _ = try? await git(["--unset-all", name], environment: environment)
+            for value in values {
+                do { _ = try await git(["--add", name, value], environment: environment) } catch { restored = false }
+            }
+        }
+        return restored
     }
 
     /// A helper as it may be shown: its first word (`store`, `!f()`,
