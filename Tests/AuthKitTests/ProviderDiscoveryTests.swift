@@ -419,6 +419,31 @@ import Testing
     /// RFC 8414 §3.3 asks for identical strings: an issuer asked for as
     /// `…/K` is not the metadata's `…/K` (U+212A KELVIN SIGN), which Swift's
     /// `==` took as equal, and whose form was then stored (issue 44, item 4).
+    /// An issuer identifier is an https URL without query, fragment or
+    /// credentials (RFC 8414 §2): the library refused none (only the CLI
+    /// did), dropped the query from the locations it asked, and sent a
+    /// user name and password to both. Refused before anything is sent,
+    /// the URL not repeated.
+    @Test func anIssuerThatIsNoIssuerIdentifierIsRefusedBeforeAnyRequest() async throws {
+        try await withServer { server in
+            let port = URL(string: server.baseURL)!.port!
+            for issuer in [
+                "\(server.baseURL)/realm?client_secret=s3cret", "\(server.baseURL)/realm#s3cret",
+                "http://user:s3cret@127.0.0.1:\(port)/realm", "ftp://127.0.0.1:\(port)/s3cret",
+            ] {
+                let error = await #expect(throws: AuthKitError.self) {
+                    _ = try await ProviderDescriptor.discover(issuer: URL(string: issuer)!, id: "x")
+                }
+                guard case .misuse(.invalidIssuer)? = error else {
+                    Issue.record("\(issuer): \(String(describing: error))")
+                    continue
+                }
+                #expect(!String(describing: error).contains("s3cret"), "\(String(describing: error))")
+            }
+            #expect(server.requests.isEmpty, "a request was sent")
+        }
+    }
+
     @Test func anIssuerIsComparedByteForByte() async throws {
         try await withServer { server in
             server.route("GET", "/.well-known/oauth-authorization-server/K") { _ in

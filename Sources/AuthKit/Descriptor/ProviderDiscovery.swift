@@ -27,13 +27,16 @@ extension ProviderDescriptor {
     /// size cap; plain http only to loopback. `timeout` bounds the whole
     /// discovery, both locations together: a server that drips its answer
     /// at the first would otherwise hold the caller for a deadline at each.
-    /// - Throws: ``AuthKitError/invalidFile(_:)`` when the metadata names
+    /// - Throws: ``AuthKitError/misuse(_:)`` (`.invalidIssuer`) for an
+    ///   `issuer` that is no issuer identifier, before anything is sent;
+    ///   ``AuthKitError/invalidFile(_:)`` when the metadata names
     ///   another issuer, lacks an endpoint, or makes an invalid descriptor;
     ///   ``AuthKitError/network(url:reason:)`` when neither location answers,
     ///   or no answer is complete within `timeout`.
     public static func discover(
         issuer: URL, id: String, httpClient: (any HTTPClient)? = nil, timeout: Duration = .seconds(30)
     ) async throws -> ProviderDescriptor {
+        if let problem = issuerProblem(issuer) { throw AuthKitError.misuse(.invalidIssuer(problem)) }
         let http = httpClient ?? defaultHTTPClient()
         return try await withDeadline(timeout, display: issuer.redactedForLogs) {
             try await discover(issuer: issuer, id: id, http: http, timeout: timeout)
@@ -176,6 +179,24 @@ extension ProviderDescriptor {
             )
             return nil
         }
+    }
+
+    /// Why `issuer` is no issuer identifier (RFC 8414 §2: "a URL that uses
+    /// the https scheme and has no query or fragment components"), or nil.
+    /// The query was dropped from the metadata locations while the
+    /// document's issuer was compared with the whole URL, and a user name or
+    /// password went to both locations as Basic credentials. The URL is not
+    /// repeated: a query or a password may hold a secret.
+    static func issuerProblem(_ issuer: URL) -> String? {
+        if issuer.user != nil || issuer.password != nil {
+            return "carries a user name or password (user:password@); an issuer identifier is the server's plain URL"
+        }
+        guard let scheme = issuer.scheme?.lowercased(), scheme == "https" || scheme == "http", issuer.host != nil
+        else { return "is not an absolute https URL (RFC 8414 §2)" }
+        if issuer.query != nil || issuer.fragment != nil {
+            return "has a query or fragment, which an issuer identifier has not (RFC 8414 §2)"
+        }
+        return nil
     }
 
     /// RFC 8414 §3.1 first, then OpenID Connect Discovery 1.0 §4.

@@ -138,6 +138,9 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case reservedParameter(String)
         /// An authorization parameter AuthKit reads (`max_age`) has a value it cannot use.
         case invalidParameter(name: String, String)
+        /// An issuer identifier given to discovery is not one (RFC 8414 §2:
+        /// an https URL with no query or fragment; no user name or password).
+        case invalidIssuer(String)
         /// A scope that is not one RFC 6749 §3.3 scope token: empty, holding a
         /// space (`"openid profile"`: pass each scope as an element of its
         /// own), or a control, non-ASCII, `"` or `\` character.
@@ -375,6 +378,8 @@ extension AuthKitError.Misuse: CustomStringConvertible {
                 "The authorization parameter '\(DisplayText.sanitized(name, limit: 100))' is set by AuthKit and cannot be overridden."
         case .invalidParameter(let name, let problem):
             return "The authorization parameter '\(name)' \(problem)."
+        case .invalidIssuer(let problem):
+            return "The issuer \(problem)."
         case .invalidScope(let scope):
             return ScopeToken.problem(scope).map { "The scope list " + ScopeToken.describe($0, scope) }
                 ?? "'\(DisplayText.sanitized(scope, limit: 80))' is not a scope."
