@@ -2,7 +2,7 @@
 // §3) on arbitrary text, one field per line, as a resource server may send.
 @testable import AuthKit
 
-// Its checks search with `holds` (Bytes.swift), not Foundation's
+// Its checks search with `holds` (Checks.swift), not Foundation's
 // `contains`, which trapped on a field of NULs and U+FFFD ("String index is
 // out of bounds" in its UTF-16 view).
 

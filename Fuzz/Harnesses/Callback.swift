@@ -32,9 +32,7 @@ func fuzzCallback(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     } catch {
         // The listener reports why it ignored a request: no control characters.
         let message = "\(error)"
-        precondition(
-            !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
-            "control character in the error: \(message.debugDescription)")
+        requireNoControlCharacters(message)
     }
     return 0
 }

@@ -48,9 +48,7 @@ func fuzzIDToken(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
 }
 
 private func check(_ message: String, token: String) {
-    precondition(
-        !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
-        "control character in the error: \(message.debugDescription)")
+    requireNoControlCharacters(message)
     if token.count >= 24 {
         precondition(!holds(message, token), "the error repeats the token")
     }

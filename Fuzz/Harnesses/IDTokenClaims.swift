@@ -39,9 +39,7 @@ func fuzzIDTokenClaims(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         identity = try ClaimsFixture.verifier.check(claims, algorithm: .rs256, expected, now: ClaimsFixture.now)
     } catch {
         let message = "\(error)"
-        precondition(
-            !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
-            "control character in the error: \(message.debugDescription)")
+        requireNoControlCharacters(message)
         return 0
     }
     accepted(claims, identity, expected)

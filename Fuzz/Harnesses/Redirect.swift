@@ -29,9 +29,7 @@ func fuzzRedirect(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         // The loopback listener reports why it ignored a request, and any web
         // page can send one: the reason holds no control characters.
         let message = "\(error)"
-        precondition(
-            !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
-            "control character in the error: \(message.debugDescription)")
+        requireNoControlCharacters(message)
     }
     if let url = URL(string: text) { _ = try? RedirectParser().code(from: url, for: RedirectFixture.pending) }
     return 0

@@ -51,9 +51,7 @@ func fuzzTokenResponse(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
         for secret in TokenResponseFixture.sent {
             precondition(!holds(message, secret), "the error repeats what the request sent: \(message)")
         }
-        precondition(
-            !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
-            "control character in the error: \(message.debugDescription)")
+        requireNoControlCharacters(message)
     }
     _ = try? TokenResponseParser(step: .refresh).parse(response)
     deviceAnswer(response)
@@ -84,9 +82,7 @@ private func deviceAnswer(_ response: IncomingResponse) {
         if let code = members["device_code"]?.scalarText, code.count >= 12, !code.contains(" ") {
             precondition(!holds(message, code), "the error repeats the device code: \(message)")
         }
-        precondition(
-            !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
-            "control character in the error: \(message.debugDescription)")
+        requireNoControlCharacters(message)
     }
 }
 

@@ -1,4 +1,4 @@
-// Text search for the harnesses' own checks, byte by byte. Foundation's
+// The harnesses' own checks, shared. Text search is byte by byte: Foundation's
 // `String.contains(_:)` and `components(separatedBy:)` on arbitrary text
 // trapped on NULs and U+FFFD (see BearerChallenge.swift): a check that
 // crashes reports a finding in the harness, not in AuthKit.
@@ -18,4 +18,13 @@ func occurrences(of part: String, in text: String, atMost limit: Int = .max) -> 
         if found >= limit { break }
     }
     return found
+}
+
+/// An error message reaches terminals and logs: none holds a control
+/// character (C0, DEL, C1), with which a hostile answer would move the
+/// cursor or rewrite the line, however hostile the input.
+func requireNoControlCharacters(_ message: String) {
+    precondition(
+        !message.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) },
+        "control character in the error: \(message.debugDescription)")
 }
