@@ -185,8 +185,8 @@ import Testing
     /// `token show --json` or an env file piped in: its first line is `{`
     /// or `GITHUB_TOKEN=ghp_…`, which a Bearer header could carry, and was
     /// stored as the token ("Imported"), over the one imported before.
-    /// Refused, naming what it is, the stored token kept; a base64 token
-    /// ending in `=` is a token.
+    /// Refused, naming what it is, the stored token kept; a base64 or
+    /// base32 token ending in `=`s is a token.
     @Test func aJSONDocumentOrAnAssignmentIsNotStoredAsTheToken() async throws {
         let home = try CLIProcess.home("authkit-token-import-shapes")
         defer { try? FileManager.default.removeItem(at: home) }
@@ -202,7 +202,7 @@ import Testing
         #expect(first.status == 0, "\(first.stderr)")
         for (text, said) in [
             ("{\n  \"accessToken\" : \"ghp_x\"\n}\n", "JSON"), ("[\n  {\"access_token\": \"x\"}\n]\n", "JSON"),
-            ("GITHUB_TOKEN=ghp_secretvalue\n", "GITHUB_TOKEN=…"),
+            ("GITHUB_TOKEN=ghp_secretvalue\n", "GITHUB_TOKEN=…"), ("TOKEN=ghp_secretvalue\n", "TOKEN=…"),
         ] {
             let refused = try await importing(text)
             #expect(
@@ -211,6 +211,9 @@ import Testing
         }
         let printed = try await CLIProcess.run(["token", "print", "--provider", "github"], environment: environment)
         #expect(printed.stdout == "QUJDREVGR0g=\n", "\(printed.stdout.debugDescription)")
+        // Padding after an upper-case name is a token's (base32), not an assignment.
+        let padded = try await importing("PAT_JBSWY3DPEE======\n")
+        #expect(padded.status == 0, "\(padded.stderr)")
     }
 
     @Test func aSignInNamesTheAccountInListAndShow() async throws {

@@ -119,6 +119,18 @@ import Testing
             SecretMask(["abcdefgh"]).apply("'xabc…' and 'xabcd…' and 'abcdefgh'") == "'xabc…' and 'x••••…' and '••••'")
     }
 
+    /// A secret echoed with a combining mark after it (or before the next
+    /// word) is masked: compared as characters, `…4567` + U+0301 is another
+    /// last character, and the secret's bytes reached the message (found by
+    /// the token-response fuzz harness's check). Found as repeated too.
+    @Test func aSecretFollowedByACombiningMarkIsMasked() {
+        let secret = "fuzz-code-4567"
+        let masked = SecretMask([secret]).apply("code \(secret)\u{301} was refused")
+        #expect(!SecretMask.holds(masked, secret), "\(masked.debugDescription)")
+        #expect(masked == "code ••••\u{301} was refused", "\(masked.debugDescription)")
+        #expect(SecretMask.anyRepeated([secret], in: ["scope:\(secret)\u{301}"]))
+    }
+
     /// A field stored or shown whole (a granted scope, a device grant's
     /// user code) is refused when it holds a request's secret, raw or
     /// percent-encoded; secrets under eight characters do not count, so a

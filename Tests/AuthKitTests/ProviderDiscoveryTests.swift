@@ -416,9 +416,6 @@ import Testing
         }
     }
 
-    /// RFC 8414 §3.3 asks for identical strings: an issuer asked for as
-    /// `…/K` is not the metadata's `…/K` (U+212A KELVIN SIGN), which Swift's
-    /// `==` took as equal, and whose form was then stored (issue 44, item 4).
     /// An issuer identifier is an https URL without query, fragment or
     /// credentials (RFC 8414 §2): the library refused none (only the CLI
     /// did), dropped the query from the locations it asked, and sent a
@@ -444,6 +441,9 @@ import Testing
         }
     }
 
+    /// RFC 8414 §3.3 asks for identical strings: an issuer asked for as
+    /// `…/K` is not the metadata's `…/K` (U+212A KELVIN SIGN), which Swift's
+    /// `==` took as equal, and whose form was then stored (issue 44, item 4).
     @Test func anIssuerIsComparedByteForByte() async throws {
         try await withServer { server in
             server.route("GET", "/.well-known/oauth-authorization-server/K") { _ in

@@ -28,11 +28,37 @@ package struct SecretMask: Sendable {
         for secret in secrets {
             let encoded = PercentEncoding.encode(secret)
             for form in [secret, encoded, PercentEncoding.encode(encoded), encoded.replacing("%20", with: "+")] {
-                text = text.replacing(form, with: "••••")
+                text = Self.masking(form, in: text)
                 text = Self.maskingCutPrefix(of: form, in: text)
             }
         }
         return text
+    }
+
+    /// `text` with every occurrence of `form` masked, compared scalar by
+    /// scalar. Not `String.replacing`, which compares characters: a secret
+    /// echoed with a combining mark after it (`…4567` + U+0301 makes `7́`
+    /// one character) was not found, and its bytes reached the message.
+    static func masking(_ form: String, in text: String) -> String {
+        let needle = Array(form.unicodeScalars)
+        let scalars = Array(text.unicodeScalars)
+        guard let first = needle.first, scalars.count >= needle.count else { return text }
+        var masked = String.UnicodeScalarView()
+        var index = 0
+        var found = false
+        while index < scalars.count {
+            if scalars[index] == first, index + needle.count <= scalars.count,
+                scalars[index..<(index + needle.count)].elementsEqual(needle)
+            {
+                masked.append(contentsOf: "••••".unicodeScalars)
+                index += needle.count
+                found = true
+            } else {
+                masked.append(scalars[index])
+                index += 1
+            }
+        }
+        return found ? String(masked) : text
     }
 
     /// Quoted text is cut with `…` (``DisplayText/sanitized(_:limit:)``),
@@ -71,9 +97,11 @@ package struct SecretMask: Sendable {
     package static func anyRepeated(_ secrets: [String], in texts: [String]) -> Bool {
         let longest = texts.reduce(0) { max($0, $1.utf8.count) }
         for secret in secrets where secret.utf8.count >= 8 && secret.utf8.count <= longest {
-            if texts.contains(where: { $0.contains(secret) }) { return true }
+            // Bytes, not characters: a combining mark after the secret
+            // hid it from `contains` (one character with its last letter).
+            if texts.contains(where: { Self.holds($0, secret) }) { return true }
             let encoded = PercentEncoding.encode(secret)
-            if encoded != secret, texts.contains(where: { $0.utf8.count >= encoded.utf8.count && $0.contains(encoded) })
+            if encoded != secret, texts.contains(where: { $0.utf8.count >= encoded.utf8.count && Self.holds($0, encoded) })
             {
                 return true
             }
@@ -130,5 +158,17 @@ package struct SecretMask: Sendable {
             return .redirectNotFollowed(step: step, status: status, location: apply(location))
         default: return error
         }
+    }
+
+    /// Whether `text`'s UTF-8 bytes hold `part`'s.
+    static func holds(_ text: String, _ part: String) -> Bool {
+        let bytes = Array(text.utf8)
+        let wanted = Array(part.utf8)
+        guard let first = wanted.first, bytes.count >= wanted.count else { return wanted.isEmpty }
+        for start in 0...(bytes.count - wanted.count)
+        where bytes[start] == first && bytes[start..<(start + wanted.count)].elementsEqual(wanted) {
+            return true
+        }
+        return false
     }
 }

@@ -46,14 +46,21 @@ struct DefaultAccounts {
         // last, so commands used another account than the one the user saw
         // (config.json and the credential file refuse it too).
         let object: [String: JSONValue]
+        // A byte-order mark (an editor's) is dropped, as Foundation's decoder did.
+        let text = data.starts(with: [0xEF, 0xBB, 0xBF]) ? data.dropFirst(3) : data[...]
         do {
-            guard case .object(let parsed) = try JSONParser.parse(data, repeatedNames: .refused) else {
+            guard case .object(let parsed) = try JSONParser.parse(Data(text), repeatedNames: .refused) else {
                 throw CLIError(Self.notAnObject(file), status: .badInput)
             }
             object = parsed
         } catch let error as JSONParser.Failure where error.repeatedField != nil {
             throw CLIError(
                 "\(file.path) names the provider '\(DisplayText.sanitized(error.repeatedField ?? "", limit: 60))' more than once: which account is chosen cannot be told. Keep one entry per provider.",
+                status: .badInput)
+        } catch let failure as JSONParser.Failure {
+            throw CLIError(
+                Self.notAnObject(file)
+                    + " It is not read past byte \(failure.offset): \(DisplayText.sanitized(failure.reason, limit: 120)).",
                 status: .badInput)
         } catch {
             throw CLIError(Self.notAnObject(file), status: .badInput)

@@ -132,17 +132,18 @@ struct TokenImport: WorkspaceCommand {
     /// header could carry it: the start of a JSON document (`token show
     /// --json` or `token print --format json` piped in stored `{`), or a
     /// variable assignment from an env file (`GITHUB_TOKEN=ghp_…` stored
-    /// whole). An assignment is an upper-case name holding an underscore:
-    /// a base64 token may end in `=`, but its letters before it hold no `_`
-    /// (base64url's have no padding).
+    /// whole). An assignment is an upper-case name, `=`, and a value that
+    /// is not padding: a base64 or base32 token may end in `=`s
+    /// (`QUJD`, `PAT_JBSWY3DPEE======`), but nothing follows them.
     static func notATokenAlone(_ line: String) -> String? {
         if line.hasPrefix("{") || line.hasPrefix("[") { return "the start of a JSON document" }
-        guard let equals = line.firstIndex(of: "="), line.index(after: equals) < line.endIndex else { return nil }
+        guard let equals = line.firstIndex(of: "=") else { return nil }
         let name = line[..<equals].utf8
         let isName =
-            name.contains(UInt8(ascii: "_"))
-            && name.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: "_") }
+            name.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: "_") }
             && name.first.map { $0 >= 0x41 && $0 <= 0x5A } == true
-        return isName ? "a variable assignment (\(String(line[..<equals]))=…)" : nil
+        let value = line[line.index(after: equals)...]
+        return isName && value.contains(where: { $0 != "=" })
+            ? "a variable assignment (\(String(line[..<equals]))=…)" : nil
     }
 }

@@ -156,8 +156,16 @@ struct TokenSetupGit: WorkspaceCommand {
     static func putBack(_ before: [(name: String, values: [String])], environment: [String: String]) async -> Bool {
         var restored = true
         for (name, values) in before {
-            // Exit 5: nothing there to remove (the failure came before this origin).
-            _ = try? await git(["--unset-all", name], environment: environment)
+            // Removed only where something is there (git says "nothing" with
+            // exit 5, which is no failure here): a removal that fails leaves
+            // the origin as it is, and is said.
+            do {
+                let now = try await git(["--get-all", "-z", name], environment: environment, missingIsEmpty: true)
+                if !now.isEmpty { _ = try await git(["--unset-all", name], environment: environment) }
+            } catch {
+                restored = false
+                continue
+            }
             for value in values {
                 do { _ = try await git(["--add", name, value], environment: environment) } catch { restored = false }
             }

@@ -168,10 +168,14 @@ struct TokenStatus: WorkspaceCommand {
             // Nor does an answer AuthKit cannot read (UserInfo as a signed
             // JWT, introspection's `active` as "true", a page instead of
             // JSON): the provider answered, but not whether the token works.
-            // A 401 or 403 it cannot read further still refuses the token.
+            // A refusal it cannot read further (a 4xx but 429: a refresh's
+            // 400 without a standard error, a who-am-I's 401 or 404) still
+            // refuses the token.
             switch error {
             case .invalidResponse(_, let reason):
-                if case .unexpectedStatus(let status) = reason.kind, status == 401 || status == 403 { break }
+                if case .unexpectedStatus(let status) = reason.kind, (400..<500).contains(status), status != 429 {
+                    break
+                }
                 return (
                     .notChecked,
                     "not checked: \(ErrorReport.message(for: error, environment: workspace.environment, flags: false))"
