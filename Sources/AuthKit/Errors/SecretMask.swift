@@ -101,7 +101,8 @@ package struct SecretMask: Sendable {
             // hid it from `contains` (one character with its last letter).
             if texts.contains(where: { Self.holds($0, secret) }) { return true }
             let encoded = PercentEncoding.encode(secret)
-            if encoded != secret, texts.contains(where: { $0.utf8.count >= encoded.utf8.count && Self.holds($0, encoded) })
+            if encoded != secret,
+                texts.contains(where: { $0.utf8.count >= encoded.utf8.count && Self.holds($0, encoded) })
             {
                 return true
             }
