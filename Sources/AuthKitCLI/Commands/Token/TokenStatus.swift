@@ -171,26 +171,19 @@ struct TokenStatus: WorkspaceCommand {
             // A refusal it cannot read further (a 4xx but 429: a refresh's
             // 400 without a standard error, a who-am-I's 401 or 404) still
             // refuses the token.
+            let saysNothing: Bool
             switch error {
             case .invalidResponse(_, let reason):
                 if case .unexpectedStatus(let status) = reason.kind, (400..<500).contains(status), status != 429 {
-                    break
+                    saysNothing = false
+                } else {
+                    saysNothing = true
                 }
-                return (
-                    .notChecked,
-                    "not checked: \(ErrorReport.message(for: error, environment: workspace.environment, flags: false))"
-                )
-            case .store, .missingSetting, .invalidSetting:
-                return (
-                    .notChecked,
-                    "not checked: \(ErrorReport.message(for: error, environment: workspace.environment, flags: false))"
-                )
-            default: break
+            case .store, .missingSetting, .invalidSetting: saysNothing = true
+            default: saysNothing = false
             }
-            return (
-                .notValid,
-                "not valid: \(ErrorReport.message(for: error, environment: workspace.environment, flags: false))"
-            )
+            let message = ErrorReport.message(for: error, environment: workspace.environment, flags: false)
+            return saysNothing ? (.notChecked, "not checked: \(message)") : (.notValid, "not valid: \(message)")
         } catch let error as CLIError {
             return (.notChecked, "not checked: \(error.message)")
         } catch {
