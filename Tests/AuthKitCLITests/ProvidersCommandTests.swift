@@ -153,13 +153,13 @@ import Testing
             for (issuer, expected) in [
                 (
                     base.replacingOccurrences(of: "http://", with: "http://me:hunter2@"),
-                    "must not carry a user name or password"
+                    "--issuer carries a user name or password"
                 ),
-                (base + "/?tenant=a&client_secret=hunter2", "has no query or fragment"),
-                (base + "/#top", "has no query or fragment"),
+                (base + "/?tenant=a&client_secret=hunter2", "--issuer has a query or fragment"),
+                (base + "/#top", "--issuer has a query or fragment"),
                 // Refused for its scheme, and still not repeated whole.
-                ("ftp://me:hunter2@idp.example", "must not carry a user name or password"),
-                ("ftp://idp.example/?client_secret=hunter2", "takes an absolute https URL"),
+                ("ftp://me:hunter2@idp.example", "--issuer carries a user name or password"),
+                ("ftp://idp.example/?client_secret=hunter2", "--issuer is not an absolute https URL"),
                 // Compared byte for byte with the metadata's: as a server writes it.
                 (base + "/a/../b", "'.' and '..' segments"), (base + "/realms/%7Bx%7D/./", "'.' and '..' segments"),
                 ("https://exa mple.com", "which no host name has"),

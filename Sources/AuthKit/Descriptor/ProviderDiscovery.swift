@@ -187,7 +187,7 @@ extension ProviderDescriptor {
     /// document's issuer was compared with the whole URL, and a user name or
     /// password went to both locations as Basic credentials. The URL is not
     /// repeated: a query or a password may hold a secret.
-    static func issuerProblem(_ issuer: URL) -> String? {
+    package static func issuerProblem(_ issuer: URL) -> String? {
         if issuer.user != nil || issuer.password != nil {
             return "carries a user name or password (user:password@); an issuer identifier is the server's plain URL"
         }

@@ -55,32 +55,18 @@ struct ProvidersAdd: WorkspaceCommand {
                 "'schema' names the descriptors' schema (providers/schema.json), which is never read as a provider; choose another id, such as schema-idp."
             )
         }
-        // RFC 8414 §2: "a URL that uses the https scheme and has no query or
-        // fragment components"; a user name or password would be sent to the
-        // metadata locations as Basic credentials. Neither is repeated in a
-        // message: a query may hold a secret (`?client_secret=`), as a
-        // password does, whatever the scheme.
-        let parsed = URL(string: issuer)
-        if parsed?.user != nil || parsed?.password != nil {
-            throw ValidationError(
-                "--issuer must not carry a user name or password (user:password@); an issuer identifier is the server's plain URL."
-            )
+        // RFC 8414 §2's rules (https, no query or fragment, no user name or
+        // password) are the library's, which `ProviderDescriptor.discover`
+        // applies too; its reason does not repeat the URL (a query or a
+        // password may hold a secret). The rules below are the command's own.
+        guard let url = URL(string: issuer), let scheme = url.scheme?.lowercased() else {
+            throw ValidationError("--issuer takes an absolute https URL such as https://auth.example.com.")
         }
-        let shown = DisplayText.sanitized(
-            String(issuer.prefix { $0 != "?" && $0 != "#" })
-                + (issuer.contains(where: { $0 == "?" || $0 == "#" }) ? "…" : ""),
-            limit: 200)
-        guard let url = parsed, let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
-            url.host != nil
-        else {
-            throw ValidationError(
-                "--issuer takes an absolute https URL such as https://auth.example.com; got '\(shown)'.")
+        if let problem = ProviderDescriptor.issuerProblem(url) {
+            throw ValidationError("--issuer \(problem); give the server's plain URL, e.g. https://auth.example.com.")
         }
         if scheme == "http", !url.isLoopback {
             throw ValidationError("--issuer must use https (plain http only for 127.0.0.1 test servers).")
-        }
-        if url.query != nil || url.fragment != nil {
-            throw ValidationError("--issuer has no query or fragment (RFC 8414 §2); got '\(shown)'.")
         }
         // The metadata's issuer is compared byte for byte with this one (RFC
         // 8414 §3.3): it must be the URL as typed, not Foundation's rewrite of
