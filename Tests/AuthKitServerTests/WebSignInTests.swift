@@ -343,21 +343,31 @@ import Testing
         #expect(web.configuration.sessionCookie == "__Host-sid")
     }
 
-    /// Sessions whose sign-out everywhere fails once (the database away for
-    /// a moment): the browser's own session is still there, so the user can
-    /// sign out again, and the second time everything ends.
+    /// Sessions one of whose removals fails once (the database away for a
+    /// moment): `removeAll(of:)` for a sign-out everywhere (the browser's own
+    /// session is still there, so the user can sign out again, and the second
+    /// time everything ends), or `remove(id:)` for the old session a sign-in
+    /// ends.
     actor SessionsFailingOnce: SessionStore {
+        enum Removal { case all, one }
         let inner = InMemorySessionStore()
+        let failing: Removal
         var failed = false
+        init(_ failing: Removal) { self.failing = failing }
         func insert(_ session: WebSession, id: String) async throws { try await inner.insert(session, id: id) }
         func session(id: String, now: Date) async throws -> WebSession? { try await inner.session(id: id, now: now) }
-        func remove(id: String) async throws { try await inner.remove(id: id) }
+        func remove(id: String) async throws {
+            try failOnce(.one)
+            try await inner.remove(id: id)
+        }
         func removeAll(of user: SignedInUser) async throws {
-            if !failed {
-                failed = true
-                throw AuthKitError.store(path: "test", reason: .inaccessible("the database is away"))
-            }
+            try failOnce(.all)
             try await inner.removeAll(of: user)
+        }
+        private func failOnce(_ removal: Removal) throws {
+            guard removal == failing, !failed else { return }
+            failed = true
+            throw AuthKitError.store(path: "test", reason: .inaccessible("the database is away"))
         }
     }
 
@@ -387,7 +397,7 @@ import Testing
         defer { Task { await sandbox.stop() } }
         let stores: (any SignInAttemptStore, any SessionStore, any CredentialStore) =
             sessionsFail
-            ? (InMemorySignInAttemptStore(), SessionsFailingOnce(), InMemoryCredentialStore())
+            ? (InMemorySignInAttemptStore(), SessionsFailingOnce(.all), InMemoryCredentialStore())
             : (InMemorySignInAttemptStore(), InMemorySessionStore(), CredentialsFailingOnce())
         let (app, _) = try Self.app(sandbox, stores: stores)
         try await app.test(.router) { client in
@@ -449,21 +459,6 @@ import Testing
     }
 
     /// Sessions whose removal by id fails once (the database away for a moment).
-    actor SessionRemovalFailingOnce: SessionStore {
-        let inner = InMemorySessionStore()
-        var failed = false
-        func insert(_ session: WebSession, id: String) async throws { try await inner.insert(session, id: id) }
-        func session(id: String, now: Date) async throws -> WebSession? { try await inner.session(id: id, now: now) }
-        func removeAll(of user: SignedInUser) async throws { try await inner.removeAll(of: user) }
-        func remove(id: String) async throws {
-            if !failed {
-                failed = true
-                throw AuthKitError.store(path: "test", reason: .inaccessible("the database is away"))
-            }
-            try await inner.remove(id: id)
-        }
-    }
-
     /// The old session cannot be ended: the sign-in over it fails (503, no
     /// new session) rather than leave it valid beside the new one for a copy
     /// of its cookie, out of reach of a sign-out from this browser; the
@@ -471,7 +466,7 @@ import Testing
     @Test func aSignInOverASessionThatCannotEndFails() async throws {
         let sandbox = try await Self.google()
         defer { Task { await sandbox.stop() } }
-        let stores = (InMemorySignInAttemptStore(), SessionRemovalFailingOnce(), InMemoryCredentialStore())
+        let stores = (InMemorySignInAttemptStore(), SessionsFailingOnce(.one), InMemoryCredentialStore())
         let (app, _) = try Self.app(sandbox, stores: stores)
         try await app.test(.router) { client in
             let alice = try await Self.signIn(client, sandbox)
