@@ -67,6 +67,24 @@ import Testing
         await #expect(throws: AuthKitError.cancelled) { _ = try await task.value }
     }
 
+    /// A caller cancelled already starts nothing, in either way of stopping:
+    /// the operation's task, started on the caller's thread, was not
+    /// cancelled before it first waited, and AsyncHTTPClient wrote the
+    /// request on a kept connection in that time (a code given up on, spent).
+    @Test(arguments: [DeadlineStop.cancellingItsTask, .stoppingItsTransfers])
+    func aCallerCancelledAlreadyStartsNothing(stop: DeadlineStop) async throws {
+        let ran = LockedValue(false)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await withDeadline(.seconds(600), display: "x", stoppedBy: stop) { () async throws -> Int in
+                ran.withLock { $0 = true }
+                return 7
+            }
+        }
+        await #expect(throws: AuthKitError.cancelled) { _ = try await task.value }
+        #expect(!ran.current, "the operation ran for a caller cancelled already")
+    }
+
     @Test func theWatchdogFiresOnlyWhatIsDue() async throws {
         let watchdog = DeadlineWatchdog()
         let fired = LockedValue([String]())
@@ -142,34 +160,71 @@ import Testing
         #expect(runs.current == 1)
     }
 
-    /// With nobody left to take its answer, the refresh is stopped, as a
-    /// lone caller's cancellation stops its request; the next caller starts afresh.
-    @Test func theLastCallerGoingStopsTheRefresh() async throws {
-        let coordinator = RefreshCoordinator()
-        let started = LockedValue(0)
-        let stopped = LockedValue(false)
+    /// The last caller going does not stop the refresh: its request may
+    /// already have spent the refresh token (RFC 9700 §4.14.2). Its rotated
+    /// answer goes to the next caller with the spent token, which sends
+    /// nothing; once the answer is no longer remembered, a caller refreshes.
+    @Test func theLastCallerGoingLeavesTheRefreshToFinish() async throws {
+        let coordinator = RefreshCoordinator(remembering: .milliseconds(500))
+        let runs = LockedValue(0)
+        let release = LockedValue<CheckedContinuation<Void, Never>?>(nil)
         let caller = Task {
             try await coordinator.refresh(Self.credential) {
-                started.withLock { $0 += 1 }
-                do { try await Task.sleep(for: .seconds(30)) } catch {
-                    stopped.withLock { $0 = true }
-                    throw error
-                }
-                return Self.credential
+                runs.withLock { $0 += 1 }
+                await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
+                try Task.checkCancellation()
+                return Credential(providerID: "p", accessToken: "rotated", refreshToken: "r2")
             }
         }
-        while started.current == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        while release.current == nil { try await Task.sleep(for: .milliseconds(5)) }
         caller.cancel()
         await #expect(throws: AuthKitError.cancelled) { _ = try await caller.value }
-        let since = ContinuousClock.now
-        while !stopped.current {
-            try #require(ContinuousClock.now - since < .seconds(10), "the abandoned refresh was not stopped")
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        release.withLock { $0?.resume() }
+        // The next caller, with the spent token, gets the answer (it waits
+        // for the flight if that has not ended yet).
         let next = try await coordinator.refresh(Self.credential) {
-            Credential(providerID: "p", accessToken: "next", refreshToken: "r4")
+            runs.withLock { $0 += 1 }
+            return Credential(providerID: "p", accessToken: "again", refreshToken: "r3")
         }
-        #expect(next.accessToken == "next")
+        #expect(next.accessToken == "rotated" && next.refreshToken == "r2")
+        #expect(runs.current == 1)
+        try await Task.sleep(for: .milliseconds(600))
+        let later = try await coordinator.refresh(Self.credential) {
+            runs.withLock { $0 += 1 }
+            return Credential(providerID: "p", accessToken: "later", refreshToken: "r4")
+        }
+        #expect(later.accessToken == "later" && runs.current == 2)
+    }
+
+    /// An answer that kept the refresh token is not handed to later callers:
+    /// sending the token again is harmless, and a refresh asked for after
+    /// the provider refused the new access token must reach it. Nor a failure.
+    @Test func onlyARotatedAnswerIsRemembered() async throws {
+        let coordinator = RefreshCoordinator()
+        let runs = LockedValue(0)
+        for _ in 0..<2 {
+            let kept = try await coordinator.refresh(Self.credential) {
+                let run = runs.withLock { count in
+                    count += 1
+                    return count
+                }
+                return Credential(providerID: "p", accessToken: "a\(run)", refreshToken: "r")
+            }
+            #expect(kept.accessToken == "a\(runs.current)")
+        }
+        for _ in 0..<2 {
+            await #expect(throws: AuthKitError.self) {
+                try await coordinator.refresh(Self.credential) {
+                    runs.withLock { $0 += 1 }
+                    throw AuthKitError.network(url: "https://as.test/token", reason: .init(.timedOut, "timed out"))
+                }
+            }
+        }
+        #expect(runs.current == 4)
+        // Another account's spent token is not this one's.
+        let other = Credential(providerID: "p", label: "other", accessToken: "a", refreshToken: "r")
+        _ = try await coordinator.refresh(other) { Credential(providerID: "p", accessToken: "o", refreshToken: "o2") }
+        #expect(try await coordinator.refresh(Self.credential) { Self.credential }.accessToken == "a")
     }
 
     /// A refresh that ends cancelled on its own (a deadline it inherited had

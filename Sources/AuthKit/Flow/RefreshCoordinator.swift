@@ -12,15 +12,21 @@
 /// grant. Callers that ask while a refresh is in flight get its result.
 ///
 /// The refresh runs in a task of its own (a flight), which every caller
-/// waits for; a cancelled caller stops waiting, and the flight goes on while
-/// anyone still waits. Run in the first caller's task, its cancellation
-/// stopped a request the provider may already have answered (the old
-/// refresh token spent), and a waiter then sent that spent token again.
-/// Only when every caller has gone is the flight cancelled: nobody is left
-/// to take a rotated token, as when a lone caller is cancelled. It is
-/// forgotten only once it has ended: a caller that comes meanwhile waits for
-/// it (its request may still be answered) and, if it ends cancelled, starts
-/// a refresh of its own, rather than send the same refresh token beside it.
+/// waits for; a cancelled caller stops waiting, and the flight goes on, even
+/// when every caller has gone: its request may already have been answered,
+/// the old refresh token spent, and only this flight holds the new one. Run
+/// in the first caller's task, or cancelled once nobody waited, it was
+/// stopped there, and the next caller sent the spent token again. A flight
+/// is forgotten once it has ended; a caller that comes meanwhile waits for
+/// it, and if it ended cancelled (its request's deadline), refreshes anew.
+///
+/// A rotated answer is remembered for two minutes after its flight has
+/// ended: a caller that comes later with the spent refresh token (a copy of
+/// the credential read before the refresh, a save that failed and is tried
+/// again) gets that answer instead of sending the token a second time
+/// (RFC 9700 §4.14.2). An answer that kept the refresh token is not: sending
+/// it again is harmless, and a refresh asked for after a refusal (a 401)
+/// must reach the provider. Failures are not remembered either.
 ///
 /// One coordinator serves the whole process (``shared``, which
 /// ``OAuth2Client`` uses), keyed by what identifies the grant: the token
@@ -34,9 +40,24 @@ final class RefreshCoordinator: @unchecked Sendable {
     /// The process's coordinator.
     static let shared = RefreshCoordinator()
 
-    /// Guards `inFlight` (each flight's outcome guards its own callers).
+    init(remembering remembered: Duration = .seconds(120)) {
+        self.remembered = remembered
+    }
+
+    /// Guards `inFlight` and `lately` (each flight's outcome guards its own callers).
     private let lock = ThreadLock()
     private var inFlight: [Key: Flight] = [:]
+    /// Rotated answers of flights that have ended, by the key of the refresh
+    /// token they spent, each until its instant.
+    private var lately: [Key: (credential: Credential, until: ContinuousClock.Instant)] = [:]
+
+    /// How long a rotated answer is handed to a caller with the spent token:
+    /// long enough for a copy read before the refresh, or a save tried
+    /// again; shorter than any access token's life.
+    private let remembered: Duration
+    /// At most this many remembered answers (a backend refreshing many
+    /// accounts): the oldest go first.
+    static let rememberedAtMost = 1024
 
     /// What a refresh is merged by: the token endpoint (as the client
     /// resolved it) and the client id it was issued for, the account, and
@@ -86,17 +107,17 @@ final class RefreshCoordinator: @unchecked Sendable {
         _ credential: Credential, tokenEndpoint: String = "", clientID: String = "",
         using operation: @escaping @Sendable () async throws -> Credential
     ) async throws -> Credential {
-        // A caller cancelled already starts nothing: the flight would send
-        // the refresh token before the caller's cancellation reached it,
-        // then be cancelled with nobody left, its rotated answer thrown away.
+        // A caller cancelled already starts nothing: it would send the
+        // refresh token for an answer nobody waits for.
         if Task.isCancelled { throw AuthKitError.cancelled }
         let key = Self.key(for: credential, tokenEndpoint: tokenEndpoint, clientID: clientID)
         while true {
-            let (result, led) = await joinOrStart(key: key, operation: operation)
-            // A flight every caller left before this one came ended cancelled:
-            // this caller, not cancelled itself, refreshes anew. Not a flight
-            // it started: that one's cancellation is its own refresh's (a
-            // deadline that had passed), and starting again would spin.
+            let (result, led) = await joinOrStart(
+                key: key, spendsRefreshToken: credential.refreshToken != nil, operation: operation)
+            // A flight this caller joined ended cancelled: this caller, not
+            // cancelled itself, refreshes anew. Not a flight it started: that
+            // one's cancellation is its own refresh's (a deadline that had
+            // passed), and starting again would spin.
             if !led, case .failure(let error) = result, AuthKitError.isCancellation(error), !Task.isCancelled {
                 continue
             }
@@ -104,17 +125,28 @@ final class RefreshCoordinator: @unchecked Sendable {
         }
     }
 
-    private func joinOrStart(key: Key, operation: @escaping @Sendable () async throws -> Credential) async
-        -> (Result<Credential, any Error>, led: Bool)
-    {
+    private func joinOrStart(
+        key: Key, spendsRefreshToken: Bool, operation: @escaping @Sendable () async throws -> Credential
+    ) async -> (Result<Credential, any Error>, led: Bool) {
         // Joined under the coordinator's lock: a flight found here has not
         // been forgotten, so it ends after this caller has its ticket.
-        let (flight, ticket, leads) = lock.withLock { () -> (Flight, SharedOutcome<Credential>.Ticket, Bool) in
+        var answered: Credential?
+        let joined = lock.withLock { () -> (Flight, SharedOutcome<Credential>.Ticket, Bool)? in
             if let flight = inFlight[key] { return (flight, flight.outcome.join(), false) }
+            if !lately.isEmpty, let answer = lately[key] {
+                if answer.until > ContinuousClock.now {
+                    answered = answer.credential
+                    return nil
+                }
+                lately[key] = nil
+            }
             let flight = Flight()
             inFlight[key] = flight
             return (flight, flight.outcome.join(), true)
         }
+        // The token was spent by a refresh that ended lately: its answer.
+        if let answered { return (.success(answered), false) }
+        guard let (flight, ticket, leads) = joined else { return (.failure(AuthKitError.cancelled), false) }
         if leads {
             // Started outside the lock; task-local values (a deadline scope,
             // a store's lock) go with it, the caller's cancellation does not.
@@ -130,6 +162,11 @@ final class RefreshCoordinator: @unchecked Sendable {
                 lock.withLock {
                     if let index = inFlight.index(forKey: key), inFlight.values[index] === flight {
                         inFlight.remove(at: index)
+                    }
+                    if spendsRefreshToken, case .success(let renewed) = result, let new = renewed.refreshToken,
+                        !ExactText.same(new, key.token)
+                    {
+                        remember(renewed, spending: key)
                     }
                 }
                 flight.outcome.end(with: result)
@@ -147,17 +184,30 @@ final class RefreshCoordinator: @unchecked Sendable {
             #else
                 task = Task { await run() } // Task.immediate arrived with Swift 6.2
             #endif
-            // Cancelled already if every caller went before the task existed.
+            // Cancelled already if a request's deadline passed before the task existed.
             flight.dedicated.attach(task)
             // Ended already: the flight ran on this thread (``Task/immediate``)
             // and never waited, as with a transport that answers at once.
             if let ended = flight.outcome.ended { return (ended, leads) }
         }
         // A cancelled caller stops waiting (``AuthKitError/cancelled``, as a
-        // cancelled request says); the last one to go cancels the flight,
-        // which is forgotten when it ends.
+        // cancelled request says); the flight goes on, and is forgotten when it ends.
         let result = await flight.outcome.wait(ticket) ?? .failure(AuthKitError.cancelled)
         return (result, leads)
+    }
+
+    /// Keeps `renewed` for callers with the refresh token it spent. Under `lock`.
+    private func remember(_ renewed: Credential, spending key: Key) {
+        let now = ContinuousClock.now
+        if lately.count >= Self.rememberedAtMost {
+            lately = lately.filter { $0.value.until > now }
+            while lately.count >= Self.rememberedAtMost,
+                let oldest = lately.min(by: { $0.value.until < $1.value.until })?.key
+            {
+                lately[oldest] = nil
+            }
+        }
+        lately[key] = (renewed, now.advanced(by: remembered))
     }
 
     /// Callers waiting for a refresh under way, all accounts together: for
@@ -174,14 +224,8 @@ final class RefreshCoordinator: @unchecked Sendable {
 
     /// One refresh's task, and its outcome with the callers waiting for it.
     private final class Flight: Sendable {
-        /// Its task, cancelled when every caller has gone, or by a request's deadline.
-        let dedicated: DedicatedTask
-        let outcome: SharedOutcome<Credential>
-
-        init() {
-            let dedicated = DedicatedTask()
-            self.dedicated = dedicated
-            outcome = SharedOutcome { dedicated.cancel() }
-        }
+        /// Its task, cancelled only by a request's deadline.
+        let dedicated = DedicatedTask()
+        let outcome = SharedOutcome<Credential>()
     }
 }

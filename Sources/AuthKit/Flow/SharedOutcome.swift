@@ -15,9 +15,7 @@
 /// enough (``leave(_:)``, from a deadline): its wait then returns `nil` at
 /// once. Whatever produces the outcome goes on regardless, and hands it
 /// over with ``end(with:)``, which says whether any caller was still there
-/// to take it; callers that join later get it at once. When the last caller
-/// leaves before the outcome, `whenEveryoneLeft` runs (the refresh
-/// coordinator cancels its flight: nobody is left to take a rotated token).
+/// to take it; callers that join later get it at once.
 ///
 /// Awaiting the producing task itself held a cancelled caller for as long
 /// as that task took (up to a request's 30 s). Four hand-written copies of
@@ -33,7 +31,6 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     private typealias Waiter = CheckedContinuation<Result<Value, any Error>?, Never>
 
     private let lock = ThreadLock()
-    private let whenEveryoneLeft: (@Sendable () -> Void)?
     // Every field below under `lock`.
     private var outcome: Result<Value, any Error>?
     // Lists, not a set and a dictionary: one or two callers share most
@@ -44,9 +41,7 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     private var waiters: [(ticket: UInt64, waiter: Waiter)] = []
     private var lastTicket: UInt64 = 0
 
-    package init(whenEveryoneLeft: (@Sendable () -> Void)? = nil) {
-        self.whenEveryoneLeft = whenEveryoneLeft
-    }
+    package init() {}
 
     /// A place for one more caller, taken before anything can end or leave
     /// for it (a deadline registered with the ticket, the producer started).
@@ -101,14 +96,12 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     /// The caller stops waiting, unless the outcome is there already (then
     /// nothing changes: it is the caller's). Leaving twice is leaving once.
     package func leave(_ ticket: Ticket) {
-        let (waiter, last) = lock.withLock { () -> (Waiter?, Bool) in
-            guard outcome == nil, let index = present.firstIndex(of: ticket.number) else { return (nil, false) }
+        let waiter = lock.withLock { () -> Waiter? in
+            guard outcome == nil, let index = present.firstIndex(of: ticket.number) else { return nil }
             present.remove(at: index)
-            let waiter = waiters.firstIndex { $0.ticket == ticket.number }.map { waiters.remove(at: $0).waiter }
-            return (waiter, present.isEmpty)
+            return waiters.firstIndex { $0.ticket == ticket.number }.map { waiters.remove(at: $0).waiter }
         }
         waiter?.resume(returning: nil)
-        if last { whenEveryoneLeft?() }
     }
 
     /// Hands `result` to the callers waiting and to any that join later.

@@ -93,6 +93,11 @@ package func withDeadline<Result: Sendable>(
     guard duration > .zero else {
         throw timedOut(display, within: allowed ?? duration)
     }
+    // Nor for a caller cancelled already: the operation's task below, started
+    // at once on this thread (`Task.immediate`), is not cancelled before it
+    // first waits, and a transport that hands a request over at once could
+    // send it for nobody: a code given up on, spent anyway.
+    if Task.isCancelled { throw AuthKitError.cancelled }
     let deadline = ContinuousClock.now.advanced(by: duration)
     let outcome: Swift.Result<Result, any Error>
     let registration: UInt64
