@@ -581,6 +581,42 @@ import Testing
         }
     }
 
+    /// A refresh token the provider refused (`invalid_grant`) is forgotten,
+    /// the access token kept: kept, it was sent again at every use, and a
+    /// later sign-in whose answer brought none took it over.
+    @Test func aRefusedRefreshTokenIsForgotten() async throws {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"error":"invalid_grant"}"#, status: 400) }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
+                now: { fixedNow })
+            var refused = expired
+            refused.label = "refused-\(UUID().uuidString)"
+            refused.refreshTokenExpiresAt = fixedNow.addingTimeInterval(86_400)
+            let store = InMemoryCredentialStore([refused])
+            let source = CredentialSource(authenticator: client, store: store, key: refused.key)
+            await #expect {
+                try await source.current(at: fixedNow)
+            } throws: { error in
+                guard case AuthKitError.signInRequired(_, .refreshRefused(let response)) = error else { return false }
+                return response.code == "invalid_grant"
+            }
+            let kept = try #require(await store.credential(for: refused.key))
+            #expect(kept.refreshToken == nil && kept.refreshTokenExpiresAt == nil)
+            #expect(kept.accessToken == "old-access" && kept.scopes == ["read"])
+            // The next use asks for a sign-in without asking the provider.
+            await #expect(throws: AuthKitError.signInRequired(refused.key, reason: .noRefreshToken)) {
+                try await source.current(at: fixedNow)
+            }
+            #expect(server.requests(to: "/token").count == 1)
+            // A sign-in whose answer has no refresh token takes none over.
+            var signedIn = refused
+            (signedIn.accessToken, signedIn.refreshToken) = ("new-access", nil)
+            try await store.saveSignIn(signedIn)
+            #expect(try await store.credential(for: refused.key)?.refreshToken == nil)
+        }
+    }
+
     @Test func aSourceRefreshesOnlyWhenDueAndSavesFirst() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in
@@ -781,13 +817,14 @@ import Testing
         }
     }
 
-    /// A refresh answer whose `expires_in` cannot be read (`-1`, `"soon"`)
-    /// is kept without it; the new token had then no expiry, and with no
-    /// assumed lifetime was never found due again: a dead token was sent
-    /// until an API's 401 `invalid_token`. It is taken to live as long as
-    /// the one it replaces. One that says nothing of its lifetime is still
-    /// unknown (no guess).
-    @Test(arguments: [#""expires_in":-1,"#, #""expires_in":"soon","#, ""])
+    /// A refresh answer whose `expires_in` cannot be read (`-1`, `"soon"`),
+    /// or is 0 or absent, is kept without it; the new token had then no
+    /// expiry, and with no assumed lifetime was never found due again: a
+    /// dead token was sent until an API's 401 `invalid_token`. It is taken
+    /// to live as long as the one it replaces (RFC 6749 §5.1: omitted, the
+    /// lifetime is the server's documented default, most likely what it
+    /// said at sign-in).
+    @Test(arguments: [#""expires_in":-1,"#, #""expires_in":"soon","#, #""expires_in":0,"#, ""])
     func aRefreshAnswerWithAnUnusableLifetimeTakesTheEarlierOne(lifetime: String) async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in
@@ -801,15 +838,16 @@ import Testing
             earlier.expiresAt = fixedNow.addingTimeInterval(-3600)
             let refreshed = try await client.refresh(earlier)
             #expect(refreshed.accessToken == "renewed" && refreshed.refreshToken == "refresh-2")
-            #expect(refreshed.expiresAt == (lifetime.isEmpty ? nil : fixedNow.addingTimeInterval(3600)))
-            if !lifetime.isEmpty { #expect(RefreshPolicy().isDue(refreshed, at: fixedNow.addingTimeInterval(7200))) }
+            #expect(refreshed.expiresAt == fixedNow.addingTimeInterval(3600))
+            #expect(RefreshPolicy().isDue(refreshed, at: fixedNow.addingTimeInterval(7200)))
         }
     }
 
     /// `expires_in: 0` says nothing of the lifetime, as golang.org/x/oauth2
-    /// reads it (and `refresh_token_expires_in: 0` likewise). Read as "expired
-    /// when issued", the token was found due at once: every use refreshed
-    /// it, each refresh spending a rotating refresh token.
+    /// reads it (and `refresh_token_expires_in: 0` likewise): in a refresh
+    /// answer the earlier token's lifetime stands in for it. Read as
+    /// "expired when issued", the token was found due at once: every use
+    /// refreshed it, each refresh spending a rotating refresh token.
     @Test func aLifetimeOfZeroSaysNothingOfTheLifetime() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in
@@ -822,7 +860,7 @@ import Testing
                 now: { fixedNow })
             let refreshed = try await client.refresh(expired)
             #expect(refreshed.accessToken == "renewed")
-            #expect(refreshed.expiresAt == nil)
+            #expect(refreshed.expiresAt == fixedNow.addingTimeInterval(3590), "the earlier token's 3,590 s")
             #expect(refreshed.refreshTokenExpiresAt == nil)
             #expect(!RefreshPolicy().isDue(refreshed, at: fixedNow))
             // Used through a credential source, it is not refreshed again.

@@ -932,9 +932,14 @@ final class TokenEndpointCalls: Sendable {
             tokenType: bearer
                 ? "Bearer" : fields.tokenType ?? (proofKey == nil ? previous?.tokenType : nil) ?? "Bearer",
             refreshToken: fields.refreshToken ?? previous?.refreshToken,
+            // A refresh answer without a usable `expires_in` (absent, 0 or
+            // unreadable) gives the new token the earlier one's lifetime:
+            // the server's default (RFC 6749 §5.1: omitted, it is "documented"
+            // or given "by other means"), most likely what it said at sign-in.
+            // Taken as none, the token was used past its end, every request
+            // failing until one's 401 named `invalid_token`.
             expiresAt: fields.expiresIn.map { receivedAt.addingTimeInterval($0) }
-                ?? (fields.expiresInUnusable
-                    ? Self.lifetime(of: previous).map { receivedAt.addingTimeInterval($0) } : nil)
+                ?? (step == .refresh ? Self.lifetime(of: previous).map { receivedAt.addingTimeInterval($0) } : nil)
                     ?? (fields.raw.isEmpty ? previous?.expiresAt : nil),
             // An empty `scope` in a refresh or client credentials answer
             // (some servers send `""` for "as asked") keeps the earlier or the

@@ -426,10 +426,9 @@ package struct TokenResponseParser: Sendable {
     ///
     /// `0` says nothing of the lifetime, as an absent member does (so
     /// golang.org/x/oauth2 reads `expires_in`): no server issues a token
-    /// already expired. In a refresh answer too: as an absent one, it is
-    /// no lifetime the earlier token's could stand in for (an unreadable
-    /// one is, ``TokenEndpointCalls``); `refreshPolicy.assumedLifetimeSeconds`
-    /// or a refusal then renews the token. Read as "expired when issued",
+    /// already expired. In a refresh answer, as an absent or unreadable
+    /// one, the earlier token's lifetime stands in for it
+    /// (``TokenEndpointCalls``). Read as "expired when issued",
     /// every use of the token refreshed it, each refresh spending a
     /// rotating refresh token.
     private func seconds(_ paths: FieldPaths, in object: [String: JSONValue]) throws -> TimeInterval? {
