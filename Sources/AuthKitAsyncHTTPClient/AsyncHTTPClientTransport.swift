@@ -18,8 +18,15 @@ import NIOSSL
 ///   follows one). That is why it owns its client rather than taking the
 ///   application's: AsyncHTTPClient sets redirects per client, and a client
 ///   that follows them would resend a code or a secret wherever it is pointed;
-/// - decompression is off, so nothing is inflated behind AuthKit's size cap
-///   (no `Accept-Encoding` is sent);
+/// - decompression is off, so nothing is inflated behind AuthKit's size cap:
+///   it asks for `Accept-Encoding: identity` (whatever the caller set) and
+///   refuses a body sent encoded anyway, as `URLSessionHTTPClient` does
+///   (passed on, a caller's `gzip` brought a body counted against the cap
+///   compressed, to be inflated past it by whoever read it);
+/// - a task cancelled already sends nothing: checked before the request is
+///   handed over (AsyncHTTPClient's own check runs in a cancellation
+///   handler, after `execute` has queued the request), since a code
+///   exchange given up on would still spend the code;
 /// - the body is pulled from the connection as the reader asks for it: a
 ///   flood is stopped at the cap, not buffered.
 ///
@@ -40,6 +47,13 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient, ParsedURLHTTPClient 
         // the other transports say it, not "no connection".
         if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError { return .tlsFailure }
         return .connectionFailed
+    }
+
+    /// An error in words: AsyncHTTPClient's `shortDescription`, which carries
+    /// none of its values (its full description repeats a refused header's
+    /// value, which may be a caller's key).
+    static func words(for error: any Error) -> String {
+        (error as? HTTPClientError)?.shortDescription ?? "\(error)"
     }
 
     /// AuthKit's client: redirects disallowed, no decompression.
@@ -73,10 +87,12 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient, ParsedURLHTTPClient 
     package func send(_ request: HTTPRequest, url: URL, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
         var outgoing = HTTPClientRequest(url: url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
-        for field in request.headerFields.withoutFraming {
+        for field in request.headerFields.withoutFraming where field.name != .acceptEncoding {
             outgoing.headers.add(name: field.name.rawName, value: field.value)
         }
+        outgoing.headers.add(name: "Accept-Encoding", value: "identity")
         if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        try Task.checkCancellation()
         let response: HTTPClientResponse
         do {
             // AuthKit's RequestPolicy sets the real deadline; this one only
@@ -85,7 +101,18 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient, ParsedURLHTTPClient 
         } catch let cancellation as CancellationError {
             throw cancellation
         } catch {
-            throw AuthKitError.network(url: url.redactedForLogs, reason: .init(Self.kind(of: error), "\(error)"))
+            throw AuthKitError.network(
+                url: url.redactedForLogs, reason: .init(Self.kind(of: error), Self.words(for: error)))
+        }
+        if let encoding = response.headers.first(name: "Content-Encoding")?.lowercased(),
+            !["", "identity"].contains(encoding)
+        {
+            throw AuthKitError.network(
+                url: url.redactedForLogs,
+                reason: .init(
+                    .malformedAnswer,
+                    "the server sent a '\(DisplayText.sanitized(encoding, limit: 40))'-encoded body though none was asked for (Accept-Encoding: identity); it was refused"
+                ))
         }
         var fields = HTTPFields()
         for (name, value) in response.headers {
@@ -101,7 +128,9 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient, ParsedURLHTTPClient 
 }
 
 /// Pulls the body one buffer at a time, when AuthKit asks for it. Cancelling
-/// drops the iterator: AsyncHTTPClient then closes the connection.
+/// drops the iterator: AsyncHTTPClient then closes the connection; a read
+/// under way, or asked for afterwards, throws `CancellationError` (ended
+/// quietly, a body cut short read as a complete one).
 ///
 /// A body that fails part-way (the server closed before its
 /// `Content-Length`, or before a chunked body's last chunk) is an
@@ -110,6 +139,7 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient, ParsedURLHTTPClient 
 private final class BodyRelay: @unchecked Sendable {
     private let lock = NSLock()
     private var iterator: HTTPClientResponse.Body.AsyncIterator?
+    private var cancelled = false
     /// For an error's message, made only then.
     private let url: URL
 
@@ -119,7 +149,9 @@ private final class BodyRelay: @unchecked Sendable {
     }
 
     func next() async throws -> Data? {
-        guard var current = lock.withLock({ iterator }) else { return nil }
+        let held = lock.withLock { (iterator, cancelled) }
+        if held.1 { throw CancellationError() }
+        guard var current = held.0 else { return nil }
         let next: ByteBuffer?
         do {
             next = try await current.next()
@@ -127,17 +159,21 @@ private final class BodyRelay: @unchecked Sendable {
             throw cancellation
         } catch {
             throw AuthKitError.network(
-                url: url.redactedForLogs, reason: .init(.connectionClosed, "the answer broke off: \(error)"))
+                url: url.redactedForLogs,
+                reason: .init(.connectionClosed, "the answer broke off: \(AsyncHTTPClientTransport.words(for: error))"))
         }
-        guard let buffer = next else {
-            cancel()
-            return nil
+        let cancelledMeanwhile = lock.withLock { () -> Bool in
+            if !cancelled { iterator = next == nil ? nil : current }
+            return cancelled
         }
-        lock.withLock { if iterator != nil { iterator = current } }
-        return Data(buffer.readableBytesView)
+        if cancelledMeanwhile { throw CancellationError() }
+        return next.map { Data($0.readableBytesView) }
     }
 
     func cancel() {
-        lock.withLock { iterator = nil }
+        lock.withLock {
+            iterator = nil
+            cancelled = true
+        }
     }
 }

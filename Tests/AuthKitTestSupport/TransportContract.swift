@@ -50,6 +50,11 @@ public struct TransportContract: Sendable {
         /// quietly at its task's cancellation, and a half-read body read as
         /// whole (the libcurl and URLSession transports).
         case cancelledReadIsAnError
+        /// A request sent from a task cancelled already is not sent, even
+        /// on a connection kept open from an earlier request (where a
+        /// transport may write it before any cancellation handler runs): a
+        /// code exchange given up on would still spend the code.
+        case cancelledTaskSendsNothing
         /// An interim response (`100 Continue`, sent unasked, or `103 Early
         /// Hints`) before the answer is skipped: the answer is the final response.
         case interimResponseIsSkipped(Int)
@@ -117,7 +122,7 @@ public struct TransportContract: Sendable {
             .redirectComesBack(307), .redirectComesBack(308),
             .floodEndsAtTheCap, .dripEndsAtTheDeadline, .endlessHeadIsRefused, .headDripEndsAtTheDeadline,
             .shortBodyIsAnError, .unfinishedChunkedBodyIsAnError, .gzipBombIsRefused, .zstdBombIsRefused,
-            .brotliBombIsRefused, .closedPortIsANetworkError, .cancelledReadIsAnError,
+            .brotliBombIsRefused, .closedPortIsANetworkError, .cancelledReadIsAnError, .cancelledTaskSendsNothing,
             .interimResponseIsSkipped(100), .interimResponseIsSkipped(103), .missingStatusLineIsAnError,
             .malformedStatusIsAnError, .conflictingLengthsAreAnError,
             .invalidLengthIsAnError, .silenceEndsAtTheDeadline, .untrustedCertificateIsRefused,
@@ -145,6 +150,7 @@ public struct TransportContract: Sendable {
             case .brotliBombIsRefused: "brotliBombIsRefused"
             case .closedPortIsANetworkError: "closedPortIsANetworkError"
             case .cancelledReadIsAnError: "cancelledReadIsAnError"
+            case .cancelledTaskSendsNothing: "cancelledTaskSendsNothing"
             case .interimResponseIsSkipped(let status): "interimResponseIsSkipped(\(status))"
             case .missingStatusLineIsAnError: "missingStatusLineIsAnError"
             case .malformedStatusIsAnError: "malformedStatusIsAnError"
@@ -211,6 +217,7 @@ public struct TransportContract: Sendable {
         case .brotliBombIsRefused: try await bombIsRefused("br", BrotliBomb.make(inflatedSize: 2 << 30))
         case .closedPortIsANetworkError: try await closedPortIsANetworkError()
         case .cancelledReadIsAnError: try await cancelledReadIsAnError()
+        case .cancelledTaskSendsNothing: try await cancelledTaskSendsNothing()
         case .interimResponseIsSkipped(let status): try await interimResponseIsSkipped(status)
         case .missingStatusLineIsAnError:
             try await refused(
@@ -730,6 +737,35 @@ public struct TransportContract: Sendable {
         }
         let outcome = await reader.value
         return outcome.map { ["a body whose reader was cancelled part-way \($0)"] } ?? []
+    }
+
+    private func cancelledTaskSendsNothing() async throws -> [String] {
+        try await withServer { server in
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"at-1","token_type":"Bearer"}"#) }
+            let url = URL(string: "\(server.baseURL)/token")!
+            let request = HTTPRequest(
+                method: .post, scheme: "http", authority: url.host! + ":\(url.port!)", path: "/token")
+            // The connection is made and kept open by a first request.
+            let (_, first) = try await http.send(request, body: Data("code=first".utf8))
+            for try await _ in first {}
+            let http = self.http
+            let cancelled = Task { () -> String? in
+                withUnsafeCurrentTask { $0?.cancel() }
+                do {
+                    let (response, _) = try await http.send(request, body: Data("code=second".utf8))
+                    return "a cancelled task's request was answered \(response.status.code)"
+                } catch {
+                    return nil
+                }
+            }
+            var broken = await cancelled.value.map { [$0] } ?? []
+            // Anything sent would have arrived by now.
+            try await Task.sleep(for: .milliseconds(300))
+            if server.requests.count != 1 {
+                broken.append("the server received \(server.requests.count) requests, not only the first")
+            }
+            return broken
+        }
     }
 
     /// Refused at once, and said so: not a timeout. (AsyncHTTPClient's pool

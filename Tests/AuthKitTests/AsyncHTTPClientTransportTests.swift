@@ -1,6 +1,7 @@
 import AuthKitAsyncHTTPClient
 import AuthKitTestSupport
 import Foundation
+import HTTPTypes
 import Testing
 
 @testable import AuthKit
@@ -37,13 +38,50 @@ import Testing
             let request = try #require(server.requests.first)
             #expect(request.header("Content-Type") == "application/x-www-form-urlencoded")
             #expect(request.header("Accept") == "application/json")
-            #expect(request.header("Accept-Encoding") == nil, "asked for compression AuthKit would not bound")
+            #expect(request.header("Accept-Encoding") == "identity", "asked for compression AuthKit would not bound")
             let form = Dictionary(
                 uniqueKeysWithValues: FormURLEncoding.decode(String(decoding: request.body, as: UTF8.self)) ?? [])
             #expect(form["code"] == "the-code")
             #expect(form["code_verifier"] == pending.codeVerifier)
             #expect(form["client_secret"] == "secret")
         }
+    }
+
+    /// A caller's `Accept-Encoding: gzip` is not passed on, and a body sent
+    /// compressed anyway is refused: with decompression off, it came back
+    /// compressed, counted against the cap, to be inflated past it by the reader.
+    @Test func aCallersCompressionIsNotAskedForAndACompressedBodyIsRefused() async throws {
+        try await withServer { server in
+            server.route("GET", "/data") { _ in
+                StubResponse(
+                    status: 200, headers: [("Content-Encoding", "gzip")], body: GzipBomb.make(inflatedSize: 4096))
+            }
+            var request = HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/data")!)
+            request.headerFields[.acceptEncoding] = "gzip"
+            await #expect {
+                _ = try await AsyncHTTPClientTransport().send(request, body: nil)
+            } throws: { error in
+                guard case AuthKitError.network(_, .malformedAnswer(let detail)) = error else { return false }
+                return detail.contains("'gzip'-encoded body")
+            }
+            #expect(server.requests.first?.header("Accept-Encoding") == "identity")
+        }
+    }
+
+    /// A body cancelled by its holder (a Stop button) part-way is not then
+    /// read as complete: the next read throws, where it ended quietly.
+    @Test func aBodyCancelledPartWayIsNotReadAsComplete() async throws {
+        // One byte of a hundred, and the connection held open.
+        let server = try RawResponseServer(
+            TransportContract.json200("Content-Length: 100\r\n\r\n{", repeating: "", interval: .hours(1)))
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let request = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(server.port)", path: "/")
+        let (_, body) = try await AsyncHTTPClientTransport().send(request, body: nil)
+        var iterator = body.makeAsyncIterator()
+        #expect(try await iterator.next() == Data("{".utf8))
+        body.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await iterator.next() }
     }
 
     @Test(.serialized, arguments: TransportContract.Clause.all)
