@@ -82,7 +82,8 @@ import Testing
         let now = Date()
         var ledger = GrantLedger(deterministic: true)
         let live = ledger.newGrant(account: "alice", scopes: ["read"], at: now)
-        ledger.accessTokens["t"] = GrantLedger.AccessToken(grant: live, expiresAt: now.addingTimeInterval(600))
+        ledger.accessTokens["t"] = GrantLedger.AccessToken(
+            grant: live, expiresAt: now.addingTimeInterval(600), scopes: ["read"])
         for index in 0..<(GrantLedger.limit + 50) {
             ledger.pushedRequests["r\(index)"] = GrantLedger.PushedRequest(
                 parameters: [("scope", "read")],

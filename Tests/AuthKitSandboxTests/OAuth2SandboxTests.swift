@@ -5,6 +5,10 @@ import Foundation
 import HTTPTypes
 import Testing
 
+#if canImport(FoundationNetworking)
+    import AuthKitFoundationNetworking // URLSessionHTTPClient on Linux
+#endif
+
 /// Sign-ins through the emulation with AuthKit's own engine, and the rules a
 /// strict server enforces: each test would fail if the sandbox were lenient.
 @Suite struct OAuth2SandboxTests {
@@ -204,6 +208,111 @@ import Testing
         }
     }
 
+    /// What a strict server refuses, the sandbox refuses: a secret in the
+    /// authorization request (the browser's history holds it), a redirect
+    /// URI whose host is spelled with an escape, two `Authorization` fields,
+    /// a body naming another client than HTTP Basic authenticated, a wrong
+    /// secret where the step needs none (GitHub's device grant).
+    @Test func theSandboxIsAsStrictAsAServer() async throws {
+        try await Sandbox.with(emulating: try bundled("github")) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let url = try await client.startAuthorization().url.absoluteString
+            for extra in ["client_secret=sandbox-secret", "code_verifier=\(String(repeating: "v", count: 43))"] {
+                let answer = try await raw("GET", try #require(URL(string: url + "&" + extra)))
+                #expect(
+                    answer.status == 400 && answer.headers[.location] == nil
+                        && answer.body.contains("authorization request, which the browser carries"),
+                    "\(extra): \(answer.status) \(answer.body)")
+            }
+            let port = try #require(sandbox.baseURL.port)
+            let escaped = url.replacingOccurrences(
+                of: "redirect_uri=http%3A%2F%2F127.0.0.1", with: "redirect_uri=http%3A%2F%2F127.0.0.%2531")
+            #expect(escaped != url)
+            let answer = try await raw("GET", try #require(URL(string: escaped)))
+            #expect(answer.status == 400 && answer.body.contains("not registered"), "\(port): \(answer.body)")
+
+            let device = try #require(URL(string: sandbox.baseURL.absoluteString + "/github.com/login/device/code"))
+            let form = ["Content-Type": "application/x-www-form-urlencoded"]
+            let wrongSecret = try await raw(
+                "POST", device, headers: form, body: "client_id=sandbox-client&client_secret=wrong&scope=read:user")
+            #expect(wrongSecret.body.contains("invalid_client"), "\(wrongSecret.status) \(wrongSecret.body)")
+            let rightSecret = try await raw(
+                "POST", device, headers: form,
+                body: "client_id=sandbox-client&client_secret=sandbox-secret&scope=read:user")
+            #expect(rightSecret.status == 200 && rightSecret.body.contains("device_code"), "\(rightSecret.body)")
+        }
+        try await Sandbox.with(emulating: try bundled("reddit")) { sandbox in
+            let token = try #require(URL(string: sandbox.descriptor.token?.url ?? ""))
+            let basic = "Basic " + Data("sandbox-client:sandbox-secret".utf8).base64EncodedString()
+            let other = try await raw(
+                "POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded", "Authorization": basic],
+                body: "grant_type=refresh_token&refresh_token=r&client_id=another-client")
+            #expect(
+                other.status == 400 && other.body.contains("not the client HTTP Basic authenticated"),
+                "\(other.status) \(other.body)")
+            // Two Authorization fields: which one a server reads is its own choice.
+            var head = HTTPRequest(method: .post, url: token)
+            head.headerFields[.contentType] = "application/x-www-form-urlencoded"
+            head.headerFields.append(HTTPField(name: .authorization, value: basic))
+            head.headerFields.append(HTTPField(name: .authorization, value: "Bearer x"))
+            // The default transport sends both (URLSession joins them into one).
+            let (response, body) = try await defaultHTTPClient().send(
+                head, body: Data("grant_type=refresh_token&refresh_token=r".utf8))
+            var text = Data()
+            for try await chunk in body { text.append(chunk) }
+            #expect(
+                response.status.code == 400
+                    && String(decoding: text, as: UTF8.self).contains("more than one Authorization field"),
+                "\(response.status) \(String(decoding: text, as: UTF8.self))")
+        }
+        // Redirect URIs given to the sandbox match on any port; the
+        // descriptor's own, listed beside them, keeps Discord's fixed port.
+        let given = "http://127.0.0.1:9999/elsewhere"
+        try await Sandbox.with(
+            emulating: try bundled("discord"),
+            options: SandboxOptions(redirectURIs: ["http://127.0.0.1:8765/callback", given])
+        ) { sandbox in
+            let base =
+                sandbox.baseURL.absoluteString
+                + "/discord.com/oauth2/authorize?response_type=code&client_id=sandbox-client&state=s&code_challenge=\(String(repeating: "c", count: 43))&code_challenge_method=S256&redirect_uri="
+            let onAnotherPort = try await raw(
+                "GET", try #require(URL(string: base + "http%3A%2F%2F127.0.0.1%3A40000%2Fcallback")))
+            #expect(onAnotherPort.status == 400 && onAnotherPort.body.contains("not registered"))
+            let givenOnAnotherPort = try await raw(
+                "GET", try #require(URL(string: base + "http%3A%2F%2F127.0.0.1%3A40000%2Felsewhere")))
+            #expect(!givenOnAnotherPort.body.contains("not registered"), "\(givenOnAnotherPort.body)")
+        }
+    }
+
+    /// A refresh that narrows the scope (RFC 6749 §6) issues a token for
+    /// those scopes alone: the resource and introspection see no more.
+    @Test func aNarrowedRefreshsTokenCarriesOnlyItsScopes() async throws {
+        try await Sandbox.with(emulating: try bundled("google")) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let signedIn = try await client.authorize(using: sandbox.userAgent())
+            #expect(signedIn.scopes.count > 1 && signedIn.scopes.contains("openid"), "\(signedIn.scopes)")
+            let token = try #require(URL(string: sandbox.descriptor.token?.url ?? ""))
+            let refreshed = try await raw(
+                "POST", token, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: FormURLEncoding.encode([
+                    ("grant_type", "refresh_token"), ("refresh_token", try #require(signedIn.refreshToken)),
+                    ("scope", "openid"), ("client_id", "sandbox-client"), ("client_secret", "sandbox-secret"),
+                ]))
+            let answer = try #require(
+                try JSONSerialization.jsonObject(with: Data(refreshed.body.utf8)) as? [String: Any], "\(refreshed.body)"
+            )
+            let narrow = try #require(answer["access_token"] as? String)
+            let me = try await raw("GET", sandbox.whoamiURL, headers: ["Authorization": "Bearer \(narrow)"])
+            let scopes = (try JSONSerialization.jsonObject(with: Data(me.body.utf8)) as? [String: Any])?["scopes"]
+            #expect(scopes as? [String] == ["openid"], "\(me.body)")
+            // The sign-in's token keeps what it was issued for.
+            let wide = try await raw(
+                "GET", sandbox.whoamiURL, headers: ["Authorization": "Bearer \(signedIn.accessToken)"])
+            let wideScopes = (try JSONSerialization.jsonObject(with: Data(wide.body.utf8)) as? [String: Any])?["scopes"]
+            #expect((wideScopes as? [String])?.count == signedIn.scopes.count, "\(wide.body)")
+        }
+    }
+
     @Test func anUnregisteredRedirectGetsAnErrorPageNotARedirect() async throws {
         try await Sandbox.with(emulating: try bundled("github")) { sandbox in
             var settings = sandbox.clientSettings
@@ -223,8 +332,11 @@ import Testing
             let refreshed = try await client.refresh(signedIn)
             #expect(refreshed.refreshToken != signedIn.refreshToken)
             #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: refreshed).0 == 200)
-            // A second party replays the old refresh token.
-            await #expect(throws: AuthKitError.self) { try await client.refresh(signedIn) }
+            // A second party replays the old refresh token (another label:
+            // this process's own callers would get the answer it spent it for).
+            var replayed = signedIn
+            replayed.label = "second-party"
+            await #expect(throws: AuthKitError.self) { try await client.refresh(replayed) }
             #expect(sandbox.events.last?.summary.contains("reused") == true)
             await #expect(throws: AuthKitError.self) { try await client.refresh(refreshed) }
             #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: refreshed).0 == 401)

@@ -71,6 +71,29 @@ import Testing
 
     /// The consent page's account name is kept with the grant and named in
     /// every `sub`: one over 256 bytes is refused, and no grant is made.
+    /// A who-am-I path with an index far past any real answer's
+    /// (`data[100000000]`) is the descriptor's mistake: the answer leaves it
+    /// out, rather than make 100 million array elements to reach it.
+    @Test func aWhoAmIPathsHugeIndexAllocatesNothing() async throws {
+        let descriptor = try ProviderDescriptor(
+            json: Data(
+                """
+                {"id": "deep", "protocol": "oauth2",
+                 "authorization": {"url": "https://as.deep.example/authorize"},
+                 "token": {"url": "https://as.deep.example/token"}, "scopes": {"default": ["read"]},
+                 "api": {"origins": ["https://api.deep.example"]},
+                 "whoAmI": {"url": "https://api.deep.example/me", "subject": "data[100000000].id"}}
+                """.utf8))
+        try await Sandbox.with(emulating: descriptor, options: SandboxOptions(consent: .approve)) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            let me = try #require(URL(string: sandbox.baseURL.absoluteString + "/api.deep.example/me"))
+            let answer = try await raw("GET", me, headers: ["Authorization": "Bearer \(credential.accessToken)"])
+            #expect(
+                answer.status == 200 && answer.body.utf8.count < 1000, "\(answer.status): \(answer.body.prefix(200))")
+        }
+    }
+
     @Test func aLongAccountNameIsRefused() async throws {
         try await Sandbox.with(emulating: try Self.open()) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)

@@ -422,6 +422,17 @@ import Testing
             #expect(pushed.status == 201, "\(pushed.body)")
             let answer = try #require(try JSONSerialization.jsonObject(with: Data(pushed.body.utf8)) as? [String: Any])
             let requestURI = try #require(answer["request_uri"] as? String)
+            // Refused before the pushed request is used up: no client id, or
+            // a second request_uri (the last of two was taken).
+            for pairs in [
+                [("request_uri", requestURI)],
+                [("client_id", "sandbox-client"), ("request_uri", "urn:x"), ("request_uri", requestURI)],
+            ] {
+                let refused = try await raw(
+                    "GET",
+                    try #require(URL(string: base + "/as.fapi.example/authorize?" + FormURLEncoding.encode(pairs))))
+                #expect(refused.status == 400 && refused.headers[.location] == nil, "\(pairs): \(refused.body)")
+            }
             let authorize = try #require(
                 URL(
                     string: base + "/as.fapi.example/authorize?"

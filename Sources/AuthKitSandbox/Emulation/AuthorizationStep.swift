@@ -51,6 +51,14 @@ extension Emulator {
         if let repeated = parameters.repeated {
             return errorPage("'\(repeated)' is sent more than once (RFC 6749 §3.1).", step: "authorize")
         }
+        // What the browser carries is seen by its history, extensions and
+        // logs: a client's secret (RFC 6749 §2.3.1: "MUST NOT be included in
+        // the request URI") or its PKCE verifier there is no longer a secret.
+        if let secret = ["client_secret", "client_assertion", "code_verifier"].first(where: { parameters.has($0) }) {
+            return errorPage(
+                "'\(secret)' is sent in the authorization request, which the browser carries: it is sent to the token endpoint only.",
+                step: "authorize")
+        }
         let consent: GrantLedger.PendingConsent
         switch checkAuthorization(parameters, endpoint: endpoint, issuer: responseIssuer(captures: captures)) {
         case .accepted(let accepted): consent = accepted

@@ -200,6 +200,7 @@ package final class Emulator: @unchecked Sendable {
 
     private func route(_ request: SandboxRequest) -> SandboxResponse {
         if let refusal = misaddressedRefusal(request) { return refusal }
+        if let refusal = repeatedCredentialRefusal(request) { return refusal }
         switch (request.method, request.path) {
         case ("GET", "/"): return index()
         case ("POST", "/consent"): return consent(request)
@@ -232,6 +233,23 @@ package final class Emulator: @unchecked Sendable {
                 "error_description": .string("the sandbox emulates \(descriptor.name); GET / lists its endpoints"),
             ]),
             status: 404, step: "unknown", summary: "no such endpoint")
+    }
+
+    /// A request with two `DPoP` fields (RFC 9449 §4.3: "not more than one")
+    /// or two `Authorization` fields (one credential; which of two a server
+    /// reads is its own choice): refused, not answered by the first.
+    private func repeatedCredentialRefusal(_ request: SandboxRequest) -> SandboxResponse? {
+        for (name, code) in [("dpop", "invalid_dpop_proof"), ("authorization", "invalid_request")]
+        where request.headers.lazy.filter({ $0.name == name }).count > 1 {
+            return .json(
+                .object([
+                    "error": .string(code),
+                    "error_description": .string(
+                        "the request carries more than one \(name == "dpop" ? "DPoP" : "Authorization") field"),
+                ]),
+                status: 400, step: "request", summary: "\(name == "dpop" ? "DPoP" : "Authorization") field repeated")
+        }
+        return nil
     }
 
     /// The response for `role`, or `nil` when the request is not this route's
@@ -360,6 +378,11 @@ package final class Emulator: @unchecked Sendable {
             guard ExactText.same(id, options.clientID), ConstantTime.equals(sent, secret) else {
                 throw Refusal.invalidClient("wrong client id or secret")
             }
+            // A body naming another client than the one authenticated: which
+            // of the two a server goes by is its own choice.
+            if let named = parameters["client_id"], !ExactText.same(named, id) {
+                throw Refusal.invalidRequest("client_id in the body is not the client HTTP Basic authenticated")
+            }
             return id
         case .post:
             guard basic == nil else {
@@ -377,6 +400,16 @@ package final class Emulator: @unchecked Sendable {
         case .none:
             guard let id = parameters["client_id"] else { throw Refusal.invalidRequest("client_id is missing") }
             guard ExactText.same(id, options.clientID) else { throw Refusal.invalidClient("unknown client_id") }
+            // The step takes no secret (GitHub's device grant), but one sent
+            // is still checked: a wrong one passed unnoticed here, to be
+            // refused by the step that needs it.
+            if let (basicID, sent) = basic {
+                guard ExactText.same(basicID, id), ConstantTime.equals(sent, secret) else {
+                    throw Refusal.invalidClient("wrong client id or secret")
+                }
+            } else if let sent = bodySecret, !ConstantTime.equals(sent, secret) {
+                throw Refusal.invalidClient("wrong client id or secret")
+            }
             return id
         case .clientSecretJWT, .privateKeyJWT:
             throw Refusal.invalidClient(
@@ -404,11 +437,15 @@ package final class Emulator: @unchecked Sendable {
     func isRegistered(_ uri: String) -> Bool {
         registeredRedirects.contains { registered in
             if ExactText.same(registered, uri) { return true }
-            guard options.redirectURIs != nil || descriptor.redirect.portIsFlexible else { return false }
+            // Each one its own: the descriptor's default, listed beside the
+            // ones `sandbox serve --redirect-uri` adds, keeps its fixed port.
+            let given =
+                options.redirectURIs != nil && !ExactText.same(registered, descriptor.redirect.uri.absoluteString)
+            guard given || descriptor.redirect.portIsFlexible else { return false }
             guard let a = URLComponents(string: registered), let b = URLComponents(string: uri),
                 a.scheme == "http", b.scheme == "http", let host = a.host, DescriptorValidator.isLoopback(host: host),
-                a.host == b.host, a.percentEncodedPath == b.percentEncodedPath,
-                a.percentEncodedQuery == b.percentEncodedQuery,
+                ExactText.same(a.percentEncodedHost ?? "", b.percentEncodedHost ?? ""),
+                a.percentEncodedPath == b.percentEncodedPath, a.percentEncodedQuery == b.percentEncodedQuery,
                 b.fragment == nil, b.user == nil, b.password == nil
             else { return false }
             return true

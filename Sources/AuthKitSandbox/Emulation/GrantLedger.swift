@@ -68,6 +68,9 @@ struct GrantLedger: Sendable {
         var expiresAt: Date?
         /// The thumbprint of the DPoP key it is bound to (RFC 9449 §6), if any.
         var jkt: String? = nil
+        /// The scopes it was issued for: a refresh may narrow them (RFC 6749
+        /// §6), and the token then carries no more, whatever the grant holds.
+        var scopes: [String]
     }
 
     struct RefreshToken: Sendable {
@@ -217,9 +220,12 @@ struct GrantLedger: Sendable {
     }
 
     /// The grant of a live (issued, unexpired, unrevoked) access token.
+    /// The grant of a live access token, with the scopes of that token (a
+    /// narrowed refresh's token carries only those it was issued for).
     func liveGrant(ofAccessToken token: String, at now: Date) -> (id: Int, grant: Grant)? {
-        guard let record = accessTokens[token], let grant = grants[record.grant], !grant.revoked else { return nil }
+        guard let record = accessTokens[token], var grant = grants[record.grant], !grant.revoked else { return nil }
         if let expiry = record.expiresAt, expiry <= now { return nil }
+        grant.scopes = record.scopes
         return (record.grant, grant)
     }
 

@@ -147,6 +147,8 @@ extension Emulator {
                 members[name] = child
                 node = .object(members)
             case .index(let index):
+                // As ProviderShape: `data[99999999]` in a descriptor must not allocate the machine away.
+                guard index < 64 else { return }
                 var elements: [JSONValue] = if case .array(let existing) = node { existing } else { [] }
                 while elements.count <= index { elements.append(.object([:])) }
                 put(components.dropFirst(), into: &elements[index])

@@ -412,15 +412,20 @@ extension Emulator {
     /// with a pushed endpoint takes nothing else.
     func authorizationParameters(_ query: [(String, String)]) -> PushedParameters {
         let sent = Parameters(query)
+        // Checked before a pushed request is used up: a second `request_uri`
+        // (the last one was taken), or a request with no client id, spent it.
+        if let repeated = sent.repeated {
+            return .refused("'\(repeated)' is sent more than once (RFC 6749 §3.1).")
+        }
         guard let uri = sent["request_uri"] else {
             return descriptor.authorization?.pushedRequestURL == nil
                 ? .pairs(query) : .refused("this provider takes pushed requests only: request_uri is missing.")
         }
-        guard let pushed = ledger.pushedRequests.removeValue(forKey: uri), pushed.expiresAt > now else {
-            return .refused("request_uri is unknown, used or expired (RFC 9126 §4).")
-        }
         guard let id = sent["client_id"], ExactText.same(id, options.clientID) else {
             return .refused("client_id is not the one that pushed the request.")
+        }
+        guard let pushed = ledger.pushedRequests.removeValue(forKey: uri), pushed.expiresAt > now else {
+            return .refused("request_uri is unknown, used or expired (RFC 9126 §4).")
         }
         return .pairs(pushed.parameters)
     }

@@ -168,7 +168,7 @@ extension Emulator {
         let access = ledger.mint("access")
         let lifetime = lifetime ?? options.accessTokenLifetime
         ledger.accessTokens[access] = GrantLedger.AccessToken(
-            grant: grant, expiresAt: lifetime.map { now.addingTimeInterval($0) }, jkt: jkt)
+            grant: grant, expiresAt: lifetime.map { now.addingTimeInterval($0) }, jkt: jkt, scopes: scopes)
         var refreshToken: String?
         if refresh, options.issuesRefreshTokens {
             refreshToken = ledger.mint("refresh")
