@@ -27,7 +27,11 @@
         ///   - service: `kSecAttrService` of every item.
         ///   - accessGroup: `kSecAttrAccessGroup`, to share the credentials with
         ///     an app extension (the group must be in the app's
-        ///     `keychain-access-groups` entitlement).
+        ///     `keychain-access-groups` entitlement). Every process that shares
+        ///     them passes the same group: with `nil`, reads match items in
+        ///     any of the app's groups while a new item goes to its default
+        ///     one, so an app on `nil` beside an extension on a named group
+        ///     could each keep a copy, and read the other's stale one.
         ///   - accessibility: when the items can be read.
         ///   - dataProtectionKeychain: macOS: the data protection keychain, as
         ///     on iOS (the default), which only code signed with an entitlement
@@ -84,9 +88,12 @@
             if status == KeychainStatus.itemNotFound { return [] }
             try check(status)
             let items = result as? [[String: Any]] ?? []
+            // Not ``checkSaves()``'s probe, left behind by a process that
+            // ended between its add and its delete: its empty data is no
+            // credential, and reading it failed the whole listing.
             return items.compactMap { item in
                 (item[kSecAttrAccount as String] as? String).flatMap { layout.key(forAccount: $0) }
-            }
+            }.filter { $0 != Self.probe }
         }
 
         /// Whether the Keychain answers at all: a read of an item no one
@@ -97,9 +104,13 @@
         package func checkAnswers() throws {
             var result: CFTypeRef?
             let status = SecItemCopyMatching(
-                Self.dictionary(layout.read(CredentialKey(providerID: "authkit-availability-check"))), &result)
+                Self.dictionary(layout.read(Self.probe)), &result)
             if status != KeychainStatus.itemNotFound { try check(status) }
         }
+
+        /// The item ``checkAnswers()`` reads and ``checkSaves()`` writes and
+        /// deletes: no provider has this id.
+        static let probe = CredentialKey(providerID: "authkit-availability-check")
 
         /// Whether a credential can be saved here now: an item written and
         /// deleted, so that a sign-in that could not be saved fails before
@@ -109,7 +120,7 @@
         /// one does, and the save after the consent failed. Fails, `locked`,
         /// where the Keychain is locked.
         package func checkSaves() throws {
-            let probe = CredentialKey(providerID: "authkit-availability-check")
+            let probe = Self.probe
             let added = SecItemAdd(Self.dictionary(layout.add(probe, data: Data())), nil)
             guard added == KeychainStatus.success || added == KeychainStatus.duplicateItem else {
                 try check(added)
