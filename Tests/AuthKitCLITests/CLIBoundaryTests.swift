@@ -853,6 +853,38 @@ import Testing
                 && ssh.stdout.contains("Then paste the full URL"), "\(ssh.stdout)")
     }
 
+    /// With no browser to open, an OAuth 1.0a sign-in pastes as `--manual`
+    /// does: the PIN flow (`oauth_callback="oob"`, RFC 5849 §2.1), not the
+    /// descriptor's loopback callback, where nothing here listens.
+    @Test(.scriptGivesATerminal)
+    func anOAuth1SignInWithNoBrowserAsksForThePIN() async throws {
+        try await withServer { server in
+            server.route("POST", "/request_token") { _ in
+                StubResponse(
+                    status: 200, headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                    body: Data("oauth_token=rt&oauth_token_secret=rs&oauth_callback_confirmed=true".utf8))
+            }
+            let home = try home()
+            defer { try? FileManager.default.removeItem(at: home) }
+            try Data(
+                """
+                {"id": "twitter", "name": "X (local)", "protocol": "oauth1",
+                 "redirect": {"host": "127.0.0.1", "port": 8765, "path": "/callback"},
+                 "oauth1": {"requestTokenURL": "\(server.baseURL)/request_token",
+                            "authorizeURL": "\(server.baseURL)/authorize", "accessTokenURL": "\(server.baseURL)/access_token"}}
+                """.utf8
+            ).write(to: home.appendingPathComponent("providers/twitter.json"))
+            let command =
+                "env -u DISPLAY -u WAYLAND_DISPLAY -u BROWSER AUTHKIT_HOME='\(home.path)' AUTHKIT_TWITTER_CLIENT_ID=ck AUTHKIT_TWITTER_CLIENT_SECRET=cs '\(CLIProcess.binary.path)' authorize --provider twitter --timeout 20"
+            let ssh = try await CLIProcess.run(
+                ["-qec", command, "/dev/null"], environment: [:], timeout: 30, launcher: ["/usr/bin/script"],
+                bareLauncher: true)
+            #expect(ssh.stdout.contains("(--manual)"), "\(ssh.stdout)")
+            let signed = try #require(server.requests(to: "/request_token").first?.header("Authorization"))
+            #expect(signed.contains(#"oauth_callback="oob""#), "\(signed)")
+        }
+    }
+
     /// On an 80-column terminal a row of `token list` does not wrap: the last
     /// column (scopes, often long URLs) is cut with `…`, and so is a label
     /// too long for the line (it took 200 columns, and every row wrapped).

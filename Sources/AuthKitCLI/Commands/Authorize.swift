@@ -406,7 +406,7 @@ struct Authorize: WorkspaceCommand {
             // Typing a PIN is the natural manual flow for OAuth 1.0a (RFC 5849 §2.1 "oob").
             explicit.redirectURI = OAuth1Client.outOfBand
         }
-        let authenticator = try workspace.authenticator(for: descriptor, explicit: explicit)
+        var authenticator = try workspace.authenticator(for: descriptor, explicit: explicit)
         // After the settings: a missing client id is told before advice on
         // what this machine offers, as every way in needs one; so is a
         // missing secret every way in needs (a provider without public clients).
@@ -414,6 +414,14 @@ struct Authorize: WorkspaceCommand {
         let offered =
             try chosen
             ?? wayOffered(for: descriptor, environment: workspace.environment, sandbox: workspace.sandbox != nil)
+        // Pasting because no browser opens here is --manual: OAuth 1.0a's PIN
+        // too. With the descriptor's callback instead, the browser went on to
+        // a loopback port nothing here listens on (someone else's listener
+        // there would read the verifier).
+        if !manual, offered == .manual, redirectURI == nil, port == nil, descriptor.protocol == .oauth1 {
+            explicit.redirectURI = OAuth1Client.outOfBand
+            authenticator = try workspace.authenticator(for: descriptor, explicit: explicit)
+        }
         var requested = AuthorizationOptions(scopes: scopes.isEmpty ? nil : scopes, label: key.label)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }
         // Refused now rather than after the user has logged in at the provider.
