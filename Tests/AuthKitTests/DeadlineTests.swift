@@ -196,6 +196,23 @@ import Testing
         #expect(later.accessToken == "later" && runs.current == 2)
     }
 
+    /// A credential being revoked is not handed to a caller with the refresh
+    /// token it replaced: that caller hears from the provider.
+    @Test func aRevokedRenewalIsForgotten() async throws {
+        let coordinator = RefreshCoordinator()
+        let runs = LockedValue(0)
+        let renewed = try await coordinator.refresh(Self.credential) {
+            runs.withLock { $0 += 1 }
+            return Credential(providerID: "p", accessToken: "a2", refreshToken: "r2")
+        }
+        coordinator.forgetAnswers(holding: renewed)
+        let asked = try await coordinator.refresh(Self.credential) {
+            runs.withLock { $0 += 1 }
+            return Credential(providerID: "p", accessToken: "a3", refreshToken: "r3")
+        }
+        #expect(asked.accessToken == "a3" && runs.current == 2)
+    }
+
     /// An answer that kept the refresh token is not handed to later callers:
     /// sending the token again is harmless, and a refresh asked for after
     /// the provider refused the new access token must reach it. Nor a failure.

@@ -398,6 +398,9 @@ public struct OAuth2Client: Authenticator {
         guard let template = descriptor.revocation else {
             throw AuthKitError.notSupported(providerID: descriptor.id, .revocation)
         }
+        // A late caller with the refresh token this one replaced gets the
+        // provider's answer, not the revoked credential.
+        RefreshCoordinator.shared.forgetAnswers(holding: credential)
         guard template.isRFC7009Revocation, credential.refreshToken != nil else {
             return try await calls.revoke(credential, using: template)
         }

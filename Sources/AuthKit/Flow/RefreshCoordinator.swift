@@ -210,6 +210,21 @@ final class RefreshCoordinator: @unchecked Sendable {
         lately[key] = (renewed, now.advanced(by: remembered))
     }
 
+    /// Forgets the remembered answers that hold `credential`'s tokens: it is
+    /// being revoked, and a caller with the refresh token it replaced is
+    /// to hear so from the provider, not be handed the revoked credential.
+    func forgetAnswers(holding credential: Credential) {
+        lock.withLock {
+            guard !lately.isEmpty else { return }
+            lately = lately.filter { _, answer in
+                !ExactText.same(answer.credential.accessToken, credential.accessToken)
+                    && !(answer.credential.refreshToken.map { new in
+                        credential.refreshToken.map { ExactText.same(new, $0) } ?? false
+                    } ?? false)
+            }
+        }
+    }
+
     /// Callers waiting for a refresh under way, all accounts together: for
     /// a test to know a waiter is there before it acts.
     var waiterCount: Int {
