@@ -409,14 +409,6 @@ import Testing
                     && refused.stderr.contains("invalid_grant: the grant was revoked")
                     && refused.stderr.contains("a refresh could not renew it"),
                 "\(refused.stderr)")
-            // The refused refresh token is forgotten (the access token kept).
-            let afterRefusal = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
-                .credential(for: CredentialKey(providerID: "local", label: "work"))
-            #expect(afterRefusal?.refreshToken == nil && afterRefusal?.accessToken == "token-that-fails")
-            try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(
-                Credential(
-                    providerID: "local", label: "work", accessToken: "token-that-fails", refreshToken: "refresh-one",
-                    expiresAt: Date().addingTimeInterval(3600)))
             // A refresh that works, and an API that refuses the renewed token
             // too: no "could not renew" (it did), and no refresh loop.
             server.route("POST", "/token") { _ in

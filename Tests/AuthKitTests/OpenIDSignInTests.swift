@@ -263,10 +263,6 @@ import Testing
                             #"{"access_token":"at-6","token_type":"Bearer","refresh_token":"rt-6","id_token":"\#(skewed)"}"#
                         )
                     }
-                    // A label each: a second refresh of one rt-5 would get the
-                    // first's rotated answer (RefreshCoordinator), not ask.
-                    var fifth = fifth
-                    fifth.label = "\(name) \(subject)"
                     guard subject == "someone-else" else {
                         let sixth = try await client.refresh(fifth)
                         #expect(sixth.refreshToken == "rt-6" && sixth.identity == identity, "\(name)")

@@ -581,42 +581,6 @@ import Testing
         }
     }
 
-    /// A refresh token the provider refused (`invalid_grant`) is forgotten,
-    /// the access token kept: kept, it was sent again at every use, and a
-    /// later sign-in whose answer brought none took it over.
-    @Test func aRefusedRefreshTokenIsForgotten() async throws {
-        try await withServer { server in
-            server.route("POST", "/token") { _ in .json(#"{"error":"invalid_grant"}"#, status: 400) }
-            let client = try OAuth2Client(
-                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"),
-                now: { fixedNow })
-            var refused = expired
-            refused.label = "refused-\(UUID().uuidString)"
-            refused.refreshTokenExpiresAt = fixedNow.addingTimeInterval(86_400)
-            let store = InMemoryCredentialStore([refused])
-            let source = CredentialSource(authenticator: client, store: store, key: refused.key)
-            await #expect {
-                try await source.current(at: fixedNow)
-            } throws: { error in
-                guard case AuthKitError.signInRequired(_, .refreshRefused(let response)) = error else { return false }
-                return response.code == "invalid_grant"
-            }
-            let kept = try #require(await store.credential(for: refused.key))
-            #expect(kept.refreshToken == nil && kept.refreshTokenExpiresAt == nil)
-            #expect(kept.accessToken == "old-access" && kept.scopes == ["read"])
-            // The next use asks for a sign-in without asking the provider.
-            await #expect(throws: AuthKitError.signInRequired(refused.key, reason: .noRefreshToken)) {
-                try await source.current(at: fixedNow)
-            }
-            #expect(server.requests(to: "/token").count == 1)
-            // A sign-in whose answer has no refresh token takes none over.
-            var signedIn = refused
-            (signedIn.accessToken, signedIn.refreshToken) = ("new-access", nil)
-            try await store.saveSignIn(signedIn)
-            #expect(try await store.credential(for: refused.key)?.refreshToken == nil)
-        }
-    }
-
     @Test func aSourceRefreshesOnlyWhenDueAndSavesFirst() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in

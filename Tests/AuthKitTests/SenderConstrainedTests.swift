@@ -585,11 +585,9 @@ import Testing
             }
             let settings = ClientSettings(clientID: "c", clientSecret: "s")
             for dpop in [true, false] {
-                // A label each: the second refresh of one r1 would get the
-                // first's rotated answer (RefreshCoordinator), not ask.
                 var keyless = Credential(
-                    providerID: "bound", label: "dpop-\(dpop)", accessToken: "old", tokenType: "DPoP",
-                    refreshToken: "r1", expiresAt: Date(timeIntervalSinceNow: -60))
+                    providerID: "bound", accessToken: "old", tokenType: "DPoP", refreshToken: "r1",
+                    expiresAt: Date(timeIntervalSinceNow: -60))
                 keyless.proofKey = nil
                 let renewed = try await OAuth2Client(descriptor: descriptor(server, dpop: dpop), settings: settings)
                     .refresh(keyless)

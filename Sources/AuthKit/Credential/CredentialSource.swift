@@ -397,7 +397,6 @@ public struct CredentialSource: Sendable {
         let authenticator = self.authenticator
         let store = self.store
         let key = self.key
-        let logger = transport.logger
         var lockTimeout = self.lockTimeout
         if let deadline { lockTimeout = min(lockTimeout, try deadline.left()) }
         let lockCutByTheDeadline = lockTimeout < self.lockTimeout
@@ -417,26 +416,7 @@ public struct CredentialSource: Sendable {
                 // caller's cancellation; it keeps its task-local values (the
                 // store's lock). Waiting for the lock stays cancellable.
                 return try await Task {
-                    let refreshed: Credential
-                    do {
-                        refreshed = try await authenticator.refresh(latest)
-                    } catch AuthKitError.signInRequired(_, .refreshRefused(let response))
-                        where latest.refreshToken != nil
-                    {
-                        // The provider says the refresh token no longer works
-                        // (RFC 6749 §5.2 `invalid_grant`): forgotten, the access
-                        // token kept until it expires. Kept, it was sent again at
-                        // every use in every process, and a sign-in whose answer
-                        // brought no refresh token (Google's second consent)
-                        // took it over, to be refused again an hour later.
-                        var forgotten = latest
-                        forgotten.refreshToken = nil
-                        forgotten.refreshTokenExpiresAt = nil
-                        do { try await store.save(forgotten) } catch {
-                            logger.warning("\(key)'s refused refresh token could not be forgotten: \(error)")
-                        }
-                        throw AuthKitError.signInRequired(latest.key, reason: .refreshRefused(response))
-                    }
+                    let refreshed = try await authenticator.refresh(latest)
                     renewed.withLock { $0 = true }
                     try await store.save(refreshed)
                     // Renewed (a 401's refresh too): an earlier failure no longer holds optional ones back.

@@ -85,9 +85,7 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum SignInReason: Sendable, Hashable {
         /// Nothing is stored under the key: there is no credential to use.
         case noCredential
-        /// There is no refresh token (the provider issued none, or refused the
-        /// one it had, which was then forgotten), and the descriptor names no
-        /// other way to refresh.
+        /// The provider issued no refresh token, and the descriptor names no other way to refresh.
         case noRefreshToken
         /// The provider refused the refresh (`invalid_grant`: revoked, expired or already used).
         case refreshRefused(ProviderErrorResponse)
@@ -280,7 +278,7 @@ extension AuthKitError {
             case .noCredential:
                 return "No stored credential for \(key)."
             case .noRefreshToken:
-                return "\(key) cannot be refreshed: it has no refresh token (the provider issued none, or refused it)."
+                return "\(key) cannot be refreshed: the provider issued no refresh token."
             case .refreshRefused(let response):
                 return "\(key) cannot be refreshed: the provider refused (\(response.summary))."
             case .protocolHasNoRefresh:

@@ -676,12 +676,9 @@ struct Request: WorkspaceCommand {
         // setting missing here: the setting is what to give, not a new
         // sign-in (which needs it too, and throws away a refresh token
         // that works).
-        // Refreshable as sent: a refresh token the provider then refused is
-        // no longer stored (CredentialSource forgets it), and "the provider
-        // gave no refresh token" would be wrong.
         let stored = try? await workspace.store.credential(for: source.key)
         let refreshable =
-            (sent ?? stored).map {
+            stored.map {
                 $0.kind == .oauth2 && ($0.refreshToken != nil || source.authenticator.descriptor.refresh != nil)
             } ?? false
         let refresh: RefreshOutcome
