@@ -160,35 +160,48 @@ import Testing
         #expect(runs.current == 1)
     }
 
-    /// The last caller going does not stop the refresh: its request may
-    /// already have spent the refresh token (RFC 9700 §4.14.2). Its rotated
-    /// answer goes to the next caller with the spent token, which sends
-    /// nothing; once the answer is no longer remembered, a caller refreshes.
-    @Test func theLastCallerGoingLeavesTheRefreshToFinish() async throws {
-        let coordinator = RefreshCoordinator(remembering: .milliseconds(500))
-        let runs = LockedValue(0)
+    /// An abandoned refresh (its lone caller cancelled once its request was
+    /// under way): ended, with nobody to take its answer.
+    static func abandonedRefresh(
+        _ coordinator: RefreshCoordinator, runs: LockedValue<Int>, answer: Credential
+    ) async throws {
         let release = LockedValue<CheckedContinuation<Void, Never>?>(nil)
         let caller = Task {
             try await coordinator.refresh(Self.credential) {
                 runs.withLock { $0 += 1 }
                 await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
                 try Task.checkCancellation()
-                return Credential(providerID: "p", accessToken: "rotated", refreshToken: "r2")
+                return answer
             }
         }
         while release.current == nil { try await Task.sleep(for: .milliseconds(5)) }
         caller.cancel()
         await #expect(throws: AuthKitError.cancelled) { _ = try await caller.value }
         release.withLock { $0?.resume() }
-        // The next caller, with the spent token, gets the answer (it waits
-        // for the flight if that has not ended yet).
+        let since = ContinuousClock.now
+        while coordinator.flightsInProgress > 0 {
+            try #require(ContinuousClock.now - since < .seconds(10), "the abandoned refresh did not end")
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// The last caller going does not stop the refresh: its request may
+    /// already have spent the refresh token (RFC 9700 §4.14.2). Its rotated
+    /// answer, which nobody took, goes to the next caller with the spent
+    /// token, which sends nothing; once no longer remembered, a caller refreshes.
+    @Test func theLastCallerGoingLeavesTheRefreshToFinish() async throws {
+        let coordinator = RefreshCoordinator(remembering: .milliseconds(800))
+        let runs = LockedValue(0)
+        try await Self.abandonedRefresh(
+            coordinator, runs: runs, answer: Credential(providerID: "p", accessToken: "rotated", refreshToken: "r2"))
+        #expect(runs.current == 1, "the abandoned refresh was stopped before it ran to its end")
         let next = try await coordinator.refresh(Self.credential) {
             runs.withLock { $0 += 1 }
             return Credential(providerID: "p", accessToken: "again", refreshToken: "r3")
         }
         #expect(next.accessToken == "rotated" && next.refreshToken == "r2")
         #expect(runs.current == 1)
-        try await Task.sleep(for: .milliseconds(600))
+        try await Task.sleep(for: .milliseconds(900))
         let later = try await coordinator.refresh(Self.credential) {
             runs.withLock { $0 += 1 }
             return Credential(providerID: "p", accessToken: "later", refreshToken: "r4")
@@ -196,39 +209,26 @@ import Testing
         #expect(later.accessToken == "later" && runs.current == 2)
     }
 
-    /// A credential being revoked is not handed to a caller with the refresh
-    /// token it replaced: that caller hears from the provider.
-    @Test func aRevokedRenewalIsForgotten() async throws {
+    /// Only an answer nobody took is handed to a later caller: one its
+    /// caller took is that caller's to save (handed to another, it skipped
+    /// the checks a refresh of that one's credential makes); one that kept
+    /// the refresh token may be asked for again (after a 401); nor a failure.
+    @Test func onlyAnAbandonedRotatedAnswerIsRemembered() async throws {
         let coordinator = RefreshCoordinator()
         let runs = LockedValue(0)
-        let renewed = try await coordinator.refresh(Self.credential) {
-            runs.withLock { $0 += 1 }
-            return Credential(providerID: "p", accessToken: "a2", refreshToken: "r2")
-        }
-        coordinator.forgetAnswers(holding: renewed)
-        let asked = try await coordinator.refresh(Self.credential) {
-            runs.withLock { $0 += 1 }
-            return Credential(providerID: "p", accessToken: "a3", refreshToken: "r3")
-        }
-        #expect(asked.accessToken == "a3" && runs.current == 2)
-    }
-
-    /// An answer that kept the refresh token is not handed to later callers:
-    /// sending the token again is harmless, and a refresh asked for after
-    /// the provider refused the new access token must reach it. Nor a failure.
-    @Test func onlyARotatedAnswerIsRemembered() async throws {
-        let coordinator = RefreshCoordinator()
-        let runs = LockedValue(0)
-        for _ in 0..<2 {
-            let kept = try await coordinator.refresh(Self.credential) {
-                let run = runs.withLock { count in
-                    count += 1
-                    return count
+        for refreshToken in ["r2", "r"] {
+            for _ in 0..<2 {
+                let taken = try await coordinator.refresh(Self.credential) {
+                    let run = runs.withLock { count in
+                        count += 1
+                        return count
+                    }
+                    return Credential(providerID: "p", accessToken: "a\(run)", refreshToken: refreshToken)
                 }
-                return Credential(providerID: "p", accessToken: "a\(run)", refreshToken: "r")
+                #expect(taken.accessToken == "a\(runs.current)")
             }
-            #expect(kept.accessToken == "a\(runs.current)")
         }
+        #expect(runs.current == 4)
         for _ in 0..<2 {
             await #expect(throws: AuthKitError.self) {
                 try await coordinator.refresh(Self.credential) {
@@ -237,11 +237,33 @@ import Testing
                 }
             }
         }
-        #expect(runs.current == 4)
-        // Another account's spent token is not this one's.
-        let other = Credential(providerID: "p", label: "other", accessToken: "a", refreshToken: "r")
-        _ = try await coordinator.refresh(other) { Credential(providerID: "p", accessToken: "o", refreshToken: "o2") }
-        #expect(try await coordinator.refresh(Self.credential) { Self.credential }.accessToken == "a")
+        #expect(runs.current == 6)
+        // Abandoned, but keeping its refresh token: asked again.
+        try await Self.abandonedRefresh(
+            coordinator, runs: runs, answer: Credential(providerID: "p", accessToken: "kept", refreshToken: "r"))
+        _ = try await coordinator.refresh(Self.credential) {
+            runs.withLock { $0 += 1 }
+            return Self.credential
+        }
+        #expect(runs.current == 8)
+    }
+
+    /// A credential being revoked is not handed to a caller with the refresh
+    /// token it replaced, nor is an answer to the refresh token revoked.
+    @Test func aRevokedRenewalIsForgotten() async throws {
+        let coordinator = RefreshCoordinator()
+        let runs = LockedValue(0)
+        let rotated = Credential(providerID: "p", accessToken: "a2", refreshToken: "r2")
+        for revoked in [rotated, Self.credential] {
+            try await Self.abandonedRefresh(coordinator, runs: runs, answer: rotated)
+            coordinator.forgetAnswers(holding: revoked)
+            let before = runs.current
+            let asked = try await coordinator.refresh(Self.credential) {
+                runs.withLock { $0 += 1 }
+                return Credential(providerID: "p", accessToken: "a3", refreshToken: "r3")
+            }
+            #expect(asked.accessToken == "a3" && runs.current == before + 1, "\(revoked.accessToken)")
+        }
     }
 
     /// A refresh that ends cancelled on its own (a deadline it inherited had
@@ -259,9 +281,10 @@ import Testing
         #expect(runs.current == 1)
     }
 
-    /// A caller that comes while an abandoned refresh is still ending waits
-    /// for it, and refreshes anew once it has ended cancelled: it does not
-    /// send the same refresh token beside the one still on its way.
+    /// A caller that comes while an abandoned refresh is still under way
+    /// waits for it, and refreshes anew if it ends cancelled (as a request
+    /// cut short by its deadline does): it does not send the same refresh
+    /// token beside the one still on its way.
     @Test func aCallerComingAsAnAbandonedRefreshEndsWaitsForIt() async throws {
         let coordinator = RefreshCoordinator()
         let running = LockedValue(0)
@@ -299,7 +322,7 @@ import Testing
 
     /// A caller cancelled already starts no refresh: its flight, started on
     /// the caller's thread, sent the refresh token before the cancellation
-    /// reached it, and was then cancelled with nobody left to take the answer.
+    /// reached it, for an answer nobody waited for.
     @Test func aCallerCancelledAlreadyStartsNoRefresh() async throws {
         let coordinator = RefreshCoordinator()
         let runs = LockedValue(0)

@@ -20,13 +20,14 @@
 /// is forgotten once it has ended; a caller that comes meanwhile waits for
 /// it, and if it ended cancelled (its request's deadline), refreshes anew.
 ///
-/// A rotated answer is remembered for two minutes after its flight has
-/// ended: a caller that comes later with the spent refresh token (a copy of
-/// the credential read before the refresh, a save that failed and is tried
-/// again) gets that answer instead of sending the token a second time
-/// (RFC 9700 §4.14.2). An answer that kept the refresh token is not: sending
-/// it again is harmless, and a refresh asked for after a refusal (a 401)
-/// must reach the provider. Failures are not remembered either.
+/// An answer nobody took (every caller had gone) that rotated the refresh
+/// token is remembered for two minutes: the next caller with the spent
+/// token (the one cancelled, trying again) gets it instead of sending that
+/// token a second time (RFC 9700 §4.14.2). Not an answer a caller took (it
+/// is that caller's to save; handed to another, it skipped the checks a
+/// refresh of that caller's credential makes), nor one that kept the
+/// refresh token (sending it again is harmless), nor a failure. A
+/// revocation of the credential forgets it (``forgetAnswers(holding:)``).
 ///
 /// One coordinator serves the whole process (``shared``, which
 /// ``OAuth2Client`` uses), keyed by what identifies the grant: the token
@@ -47,8 +48,8 @@ final class RefreshCoordinator: @unchecked Sendable {
     /// Guards `inFlight` and `lately` (each flight's outcome guards its own callers).
     private let lock = ThreadLock()
     private var inFlight: [Key: Flight] = [:]
-    /// Rotated answers of flights that have ended, by the key of the refresh
-    /// token they spent, each until its instant.
+    /// Rotated answers of flights that ended with nobody to take them, by
+    /// the key of the refresh token they spent, each until its instant.
     private var lately: [Key: (credential: Credential, until: ContinuousClock.Instant)] = [:]
 
     /// How long a rotated answer is handed to a caller with the spent token:
@@ -159,17 +160,21 @@ final class RefreshCoordinator: @unchecked Sendable {
                 } catch {
                     result = .failure(error)
                 }
+                // Ended under the coordinator's lock (its order: this lock,
+                // then the outcome's, as a caller joins), so that no caller
+                // starts a refresh of the spent token between the flight
+                // being forgotten and its answer being remembered.
                 lock.withLock {
                     if let index = inFlight.index(forKey: key), inFlight.values[index] === flight {
                         inFlight.remove(at: index)
                     }
-                    if spendsRefreshToken, case .success(let renewed) = result, let new = renewed.refreshToken,
-                        !ExactText.same(new, key.token)
+                    let taken = flight.outcome.end(with: result)
+                    if !taken, spendsRefreshToken, case .success(let renewed) = result,
+                        let new = renewed.refreshToken, !ExactText.same(new, key.token)
                     {
                         remember(renewed, spending: key)
                     }
                 }
-                flight.outcome.end(with: result)
             }
             // Started on this thread (SE-0472) where the runtime has it: a
             // task enqueued instead woke another thread, twice the library
@@ -210,20 +215,23 @@ final class RefreshCoordinator: @unchecked Sendable {
         lately[key] = (renewed, now.advanced(by: remembered))
     }
 
-    /// Forgets the remembered answers that hold `credential`'s tokens: it is
-    /// being revoked, and a caller with the refresh token it replaced is
-    /// to hear so from the provider, not be handed the revoked credential.
+    /// Forgets the remembered answers that hold `credential`'s tokens, or
+    /// that answered its refresh token: it is being revoked, and a caller
+    /// with a token it replaced is to hear so from the provider, not be
+    /// handed a revoked credential.
     func forgetAnswers(holding credential: Credential) {
+        let tokens = [credential.accessToken, credential.refreshToken].compactMap { $0 }
+        func held(_ token: String?) -> Bool { token.map { t in tokens.contains { ExactText.same($0, t) } } ?? false }
         lock.withLock {
             guard !lately.isEmpty else { return }
-            lately = lately.filter { _, answer in
-                !ExactText.same(answer.credential.accessToken, credential.accessToken)
-                    && !(answer.credential.refreshToken.map { new in
-                        credential.refreshToken.map { ExactText.same(new, $0) } ?? false
-                    } ?? false)
+            lately = lately.filter { key, answer in
+                !held(key.token) && !held(answer.credential.accessToken) && !held(answer.credential.refreshToken)
             }
         }
     }
+
+    /// Refreshes under way: for a test to know one has ended.
+    var flightsInProgress: Int { lock.withLock { inFlight.count } }
 
     /// Callers waiting for a refresh under way, all accounts together: for
     /// a test to know a waiter is there before it acts.
