@@ -104,8 +104,9 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient, ParsedURLHTTPClient 
             throw AuthKitError.network(
                 url: url.redactedForLogs, reason: .init(Self.kind(of: error), Self.words(for: error)))
         }
-        if let encoding = response.headers.first(name: "Content-Encoding")?.lowercased(),
-            !["", "identity"].contains(encoding)
+        // Every field: `identity` in one and `gzip` in a second is encoded.
+        if let encoding = response.headers["Content-Encoding"].map({ $0.lowercased() })
+            .first(where: { !["", "identity"].contains($0) })
         {
             throw AuthKitError.network(
                 url: url.redactedForLogs,
@@ -129,8 +130,9 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient, ParsedURLHTTPClient 
 
 /// Pulls the body one buffer at a time, when AuthKit asks for it. Cancelling
 /// drops the iterator: AsyncHTTPClient then closes the connection; a read
-/// under way, or asked for afterwards, throws `CancellationError` (ended
-/// quietly, a body cut short read as a complete one).
+/// asked for afterwards throws `CancellationError` (ended quietly, a body cut
+/// short read as a complete one), and so does one under way, once its
+/// buffer or its deadline comes (it holds its own copy of the iterator).
 ///
 /// A body that fails part-way (the server closed before its
 /// `Content-Length`, or before a chunked body's last chunk) is an

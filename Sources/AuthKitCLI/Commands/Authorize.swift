@@ -418,7 +418,9 @@ struct Authorize: WorkspaceCommand {
         // too. With the descriptor's callback instead, the browser went on to
         // a loopback port nothing here listens on (someone else's listener
         // there would read the verifier).
-        if !manual, offered == .manual, redirectURI == nil, port == nil, descriptor.protocol == .oauth1 {
+        if !manual, offered == .manual, redirectURI == nil, port == nil, authenticator.settings.redirectURI == nil,
+            descriptor.protocol == .oauth1
+        {
             explicit.redirectURI = OAuth1Client.outOfBand
             authenticator = try workspace.authenticator(for: descriptor, explicit: explicit)
         }
