@@ -18,6 +18,9 @@ import Testing
             (["https://x.example/", "-d", #"{"a": 1}"#], "-d looks like JSON, and OAuth 1.0a signs only a form body"),
             (["https://x.example/a b"], "contains a space or control character"),
             (["https://me:hunter2@x.example/"], "carries a user name or password"),
+            // RFC 5849 §3.3: a positive integer in digits; `+…` was signed as `%2B…`.
+            (["https://x.example/", "--timestamp", "+1318622958"], "--timestamp takes whole seconds since 1970"),
+            (["https://x.example/", "--timestamp", "01318622958"], "--timestamp takes whole seconds since 1970"),
             // PLAINTEXT's signature is the secrets themselves (RFC 5849 §3.4.4): TLS only.
             (
                 ["http://x.example/", "--signature-method", "PLAINTEXT"],
@@ -30,6 +33,16 @@ import Testing
                 "\(arguments): \(result.stderr)")
             #expect(!result.stderr.contains("oauth_signature"))
         }
+        // An empty AUTHKIT_TOKEN_SECRET (exported unset) is refused; an empty
+        // token secret given on purpose is RFC 5849's own.
+        let unset = try await CLIProcess.run(
+            ["sign", "https://x.example/", "--token", "t"] + keys, environment: ["AUTHKIT_TOKEN_SECRET": ""])
+        #expect(
+            unset.status == 64 && unset.stderr.contains("AUTHKIT_TOKEN_SECRET is empty")
+                && unset.stderr.contains("--token-secret ''"), "\(unset.stderr)")
+        let empty = try await CLIProcess.run(
+            ["sign", "https://x.example/", "--token", "t", "--token-secret", ""] + keys, environment: [:])
+        #expect(empty.status == 0 && empty.stdout.hasPrefix("Authorization: OAuth "), "\(empty.stderr)")
         let fine = try await CLIProcess.run(
             ["sign", "https://x.example/?q=a%20b", "-d", "a=1%2B1"] + keys, environment: [:])
         #expect(fine.status == 0 && fine.stdout.hasPrefix("Authorization: OAuth "), "\(fine.stderr)")

@@ -52,9 +52,9 @@ final class RefreshCoordinator: @unchecked Sendable {
     /// the key of the refresh token they spent, each until its instant.
     private var lately: [Key: (credential: Credential, until: ContinuousClock.Instant)] = [:]
 
-    /// How long a rotated answer is handed to a caller with the spent token:
-    /// long enough for a copy read before the refresh, or a save tried
-    /// again; shorter than any access token's life.
+    /// How long an abandoned rotated answer is handed to a caller with the
+    /// spent token: long enough for the cancelled caller to try again;
+    /// shorter than any access token's life.
     private let remembered: Duration
     /// At most this many remembered answers (a backend refreshing many
     /// accounts): the oldest go first.

@@ -89,8 +89,14 @@ struct Sign: AsyncParsableCommand {
                 "--nonce is \(nonce.isEmpty ? "empty" : "holding a control character"); give a random string unique to this request, or leave it out for 32 random hex digits."
             )
         }
-        if let timestamp, UInt64(timestamp) == nil {
-            throw ValidationError("--timestamp takes whole seconds since 1970, e.g. 1318622958.")
+        // Digits only, no leading zero (RFC 5849 §3.3: a positive integer):
+        // `+1318622958` passed `UInt64(_:)` and was signed as typed, `%2B…`,
+        // and `01318622958` writes the same second as another text.
+        if let timestamp,
+            timestamp.isEmpty || timestamp.hasPrefix("0") || !timestamp.utf8.allSatisfy({ (48...57).contains($0) })
+                || UInt64(timestamp) == nil
+        {
+            throw ValidationError("--timestamp takes whole seconds since 1970 in digits, e.g. 1318622958.")
         }
         do { _ = try TypedURL.url(url) } catch let error as CLIError { throw ValidationError(error.message) }
         if Self.secret(consumerSecret, variable: "AUTHKIT_CONSUMER_SECRET") == nil {
@@ -120,9 +126,13 @@ struct Sign: AsyncParsableCommand {
                 )
             }
             // A token secret may be empty (RFC 5849 §3.4.2 signs with it "even
-            // when" it is); a consumer secret never is.
-            if given.isEmpty, flag == "--consumer-secret" {
-                throw ValidationError("\(source) is empty; give the secret as the provider shows it, or leave it out.")
+            // when" it is), given so on purpose: `--token-secret ''`. An empty
+            // variable is most often one exported unset, and signed with, for
+            // a 401; a consumer secret is never empty.
+            if given.isEmpty, flag == "--consumer-secret" || value == nil {
+                throw ValidationError(
+                    "\(source) is empty; give the secret as the provider shows it\(flag == "--token-secret" ? " (an empty token secret on purpose: --token-secret '')" : ", or leave it out")."
+                )
             }
             if !given.isEmpty, let problem = PastedClientValue.problem(given) {
                 throw ValidationError(
