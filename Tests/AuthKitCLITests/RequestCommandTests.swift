@@ -147,6 +147,27 @@ import Testing
         }
     }
 
+    /// `-s` keeps warnings and notes off standard error, but not the log
+    /// `--verbose` asks for by name (it dropped every line of it), as curl's
+    /// `-sv` shows its verbose output.
+    @Test func silentKeepsTheVerboseLogAskedFor() async throws {
+        try await withServer { server in
+            server.route("GET", "/api/v2/authenticated_user") { _ in .json(#"{"id":"me"}"#) }
+            let home = try signedInToQiita(at: server)
+            let environment = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_QIITA_CLIENT_ID": "c", "AUTHKIT_QIITA_CLIENT_SECRET": "s",
+            ]
+            let url = "\(server.baseURL)/api/v2/authenticated_user"
+            let silent = try await CLIProcess.run(
+                ["request", "-s", "--provider", "qiita", url], environment: environment)
+            #expect(silent.status == 0 && silent.stderr.isEmpty, "\(silent.stderr)")
+            let verbose = try await CLIProcess.run(
+                ["request", "-s", "-v", "--provider", "qiita", url], environment: environment)
+            #expect(verbose.status == 0 && verbose.stderr.contains("authkit ["), "\(verbose.stderr)")
+            #expect(!verbose.stderr.contains("authkit: note") && !verbose.stderr.contains("authkit: warning"))
+        }
+    }
+
     /// With `http_proxy` set (and no `no_proxy` for 127.0.0.1), libcurl sent
     /// a plain-http loopback request through the proxy: a credential that
     /// AuthKit sends over http only because it stays on this machine left it

@@ -102,7 +102,9 @@ struct Request: WorkspaceCommand {
         name: [.customShort("f"), .long],
         help: "On an HTTP status of 400 or more, print no body; the exit status (3) and the error say what happened.")
     var fail = false
-    @Flag(name: [.customShort("s"), .long], help: "No warnings or notes on standard error; errors still show.")
+    @Flag(
+        name: [.customShort("s"), .long],
+        help: "No warnings or notes on standard error; errors, and --verbose's log when asked for, still show.")
     var silent = false
     @Argument(
         help:

@@ -40,7 +40,9 @@ enum Console {
     private static let said = LockedValue<Set<String>>([])
 
     static func err(_ text: String) {
-        if quiet, !text.hasPrefix("authkit: error:") { return }
+        // `--verbose`'s log lines (`authkit [label]: …`, ConsoleLogHandler)
+        // were asked for by name: shown beside `-s` too, as curl's `-sv` does.
+        if quiet, !text.hasPrefix("authkit: error:"), !text.hasPrefix("authkit [") { return }
         let shown = columns(of: STDERR_FILENO).map { LineWrapping.wrapped(visible(text), columns: $0) } ?? visible(text)
         StatusLine.printing { write(Data((shown + "\n").utf8), to: STDERR_FILENO) }
     }
