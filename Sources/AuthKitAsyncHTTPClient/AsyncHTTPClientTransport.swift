@@ -23,10 +23,11 @@ import NIOSSL
 ///   refuses a body sent encoded anyway, as `URLSessionHTTPClient` does
 ///   (passed on, a caller's `gzip` brought a body counted against the cap
 ///   compressed, to be inflated past it by whoever read it);
-/// - a task cancelled already sends nothing: checked before the request is
-///   handed over (AsyncHTTPClient's own check runs in a cancellation
-///   handler, after `execute` has queued the request), since a code
-///   exchange given up on would still spend the code;
+/// - a task cancelled already sends nothing: checked here before the request
+///   is handed over, as the default transport checks before libcurl writes,
+///   rather than left to AsyncHTTPClient (a code exchange given up on would
+///   still spend the code; the contract's `cancelledTaskSendsNothing` passed
+///   without this check too, so it is a guard, not a fix);
 /// - the body is pulled from the connection as the reader asks for it: a
 ///   flood is stopped at the cap, not buffered.
 ///
