@@ -696,6 +696,25 @@ import Testing
         #expect(port != 80 && port > 0)
     }
 
+    /// `--manual --redirect-uri http://` to another machine: the browser takes
+    /// the code there in clear, and RFC 6749 §3.1.2.1 asks for a warning
+    /// before it does; a loopback one (RFC 8252 §8.3) and https get none.
+    @Test(arguments: [
+        ("http://app.example.com:8080/callback", true), ("http://127.0.0.1:9/callback", false),
+        ("https://app.example.com/callback", false),
+    ])
+    func aPlainHTTPRedirectToAnotherMachineIsWarnedOf(redirect: String, warned: Bool) async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "spotify", "--manual", "--client-id", "c", "--redirect-uri", redirect],
+            environment: environment(home), respond: { $0.contains("Then paste") ? "" : nil })
+        #expect(result.stderr.contains("Then paste"), "\(result.stderr)")
+        let warning =
+            "authkit: warning: the redirect URI http://app.example.com:8080/callback is plain http to another machine"
+        #expect(result.stderr.contains(warning) == warned, "\(redirect): \(result.stderr)")
+    }
+
     /// A provider file that is a link to a device (every user can write
     /// /dev/zero) is refused as a device: the advice was "Run: chmod go-w"
     /// on the link's path, which would have changed /dev/zero itself.

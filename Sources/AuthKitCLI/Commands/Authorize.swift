@@ -487,6 +487,15 @@ struct Authorize: WorkspaceCommand {
                         + "Use a redirect URI such as http://127.0.0.1/callback, or --manual and paste the URL the browser ends on."
                 )
             }
+            // Pasting from a plain-http page on another machine: the browser
+            // carries the code there in clear. RFC 6749 §3.1.2.1 asks for TLS
+            // and, without it, a warning before the redirect; a refusal would
+            // also stop a registered development host the user chose.
+            if way == .manual, target.scheme?.lowercased() == "http", !target.isLoopback {
+                Console.err(
+                    "authkit: warning: the redirect URI \(target.redactedForLogs) is plain http to another machine: your browser will carry the authorization code there unencrypted (RFC 6749 §3.1.2.1). Register an https or loopback redirect URI where you can."
+                )
+            }
         }
 
         // GitHub's shape: the code grant needs the secret, the device grant
