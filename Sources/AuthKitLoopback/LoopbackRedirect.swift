@@ -49,6 +49,14 @@ struct LoopbackRedirect: Sendable {
         case "127.0.0.1": bindHosts = ["127.0.0.1"]
         case "localhost": bindHosts = ["127.0.0.1", "::1"]
         case "::1": bindHosts = ["::1"]
+        case _ where DescriptorValidator.isLoopback(host: host):
+            // 127.0.0.2 and the rest of 127.0.0.0/8: loopback, but only
+            // 127.0.0.1 is configured on every system (macOS has no other).
+            throw AuthKitError.unusableRedirectURI(
+                uri: Self.display(requested),
+                reason: "its host \(host) is a loopback address the listener does not bind: "
+                    + "it listens on 127.0.0.1 and [::1] only (RFC 8252 §7.3). "
+                    + "Use http://127.0.0.1 with the same port and path, and register that with the provider.")
         default:
             throw AuthKitError.unusableRedirectURI(
                 uri: Self.display(requested),

@@ -29,6 +29,23 @@ import Testing
         }
     }
 
+    /// 127.0.0.2 is loopback (RFC 8252 §8.3's 127.0.0.0/8), but the listener
+    /// binds 127.0.0.1 and ::1 only: the refusal says so. It said the host
+    /// did not point to this machine's loopback interface, which is untrue.
+    @Test func anotherLoopbackAddressIsNamedAsOneNotBound() {
+        for (uri, expected) in [
+            ("http://127.0.0.2:8765/cb", "its host 127.0.0.2 is a loopback address the listener does not bind"),
+            ("http://192.168.1.2:8765/cb", "does not point to this machine's loopback interface"),
+        ] {
+            do {
+                _ = try LoopbackRedirect(requested: URL(string: uri), portIsFlexible: false)
+                Issue.record("\(uri) was accepted")
+            } catch AuthKitError.unusableRedirectURI(_, let reason) {
+                #expect(reason.contains(expected), "\(uri): \(reason)")
+            } catch { Issue.record("\(uri): \(error)") }
+        }
+    }
+
     @Test(.enabled(if: RawHTTP.ipv6Available, "this machine cannot bind ::1 (no IPv6 loopback)"))
     func aLocalhostRedirectListensOnBothFamilies() async throws {
         let attempt = TestAttempt(redirectURI: "http://localhost/callback")
