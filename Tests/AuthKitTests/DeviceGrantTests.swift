@@ -653,6 +653,66 @@ import Testing
         }
     }
 
+    /// Twitch says where a poll stands in `message`, not `error` (`{"status":
+    /// 400,"message":"authorization_pending"}`, with or without `"error":
+    /// "Bad Request"`): its descriptor reads `message` first
+    /// (`token.response.errorCode`). Read as `error`, the first poll before
+    /// the user approved ended the sign-in. A spent refresh token is its
+    /// `Invalid refresh token` (`token.refreshRefusedErrors`): sign in again.
+    @Test func twitchsPollsAndRefusalsAreReadFromItsMessage() async throws {
+        try await withServer { server in
+            server.route("POST", "/oauth2/device") { _ in
+                .json(
+                    #"{"device_code":"dev-code-secret","user_code":"WDJB-MJHT","verification_uri":"https://www.twitch.tv/activate","expires_in":1800,"interval":5}"#
+                )
+            }
+            let polls: [StubResponse] = [
+                .json(#"{"status":400,"message":"authorization_pending"}"#, status: 400),
+                .json(#"{"error":"Bad Request","status":400,"message":"slow_down"}"#, status: 400),
+                Self.granted,
+                .json(#"{"error":"Bad Request","status":400,"message":"Invalid refresh token"}"#, status: 400),
+            ]
+            let answered = Recorder<Int>()
+            server.route("POST", "/oauth2/token") { _ in
+                answered.append(1)
+                return polls[min(answered.all.count, polls.count) - 1]
+            }
+            let clock = FakeClock()
+            var client = try OAuth2Client(
+                descriptor: bundledDescriptor("twitch", pointingTo: server),
+                settings: ClientSettings(clientID: "public-app"), now: { clock.now })
+            client.deviceSleep = { try await clock.sleep($0) }
+            var credential = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
+            #expect(credential.accessToken == "tv-token" && clock.recorded == [5, 5, 10], "\(clock.recorded)")
+            credential.expiresAt = Date(timeIntervalSinceNow: -60)
+            await #expect {
+                _ = try await client.refresh(credential)
+            } throws: { error in
+                guard case AuthKitError.signInRequired(_, .refreshRefused(let response)) = error else { return false }
+                return response.code == "Invalid refresh token"
+            }
+        }
+    }
+
+    /// Microsoft's device flow says the user declined with
+    /// `authorization_declined`: a refusal (``AuthKitError/isAccessDenied``),
+    /// as RFC 8628's `access_denied` is, not a provider's failure.
+    @Test func microsoftsDeclineIsADenial() async throws {
+        try await withServer { server in
+            serve(server, polls: [Self.pending, .json(#"{"error":"authorization_declined"}"#, status: 400)])
+            let error = await #expect(throws: AuthKitError.self) {
+                _ = try await client(server, clock: FakeClock()).authorizeWithDeviceCode(
+                    options: AuthorizationOptions()
+                ) { _ in }
+            }
+            guard case .authorizationFailed(let response)? = error else {
+                Issue.record("\(String(describing: error))")
+                return
+            }
+            #expect(response.code == "authorization_declined" && error?.isAccessDenied == true)
+        }
+    }
+
     @Test func aProviderWithoutTheGrantSaysSo() async throws {
         let qiita = try OAuth2Client(descriptor: bundledDescriptor("qiita"), settings: ClientSettings(clientID: "c"))
         await #expect(throws: AuthKitError.notSupported(providerID: "qiita", .deviceGrant)) {

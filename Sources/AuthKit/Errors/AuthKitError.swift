@@ -153,9 +153,12 @@ public enum AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
         case unsignableRequest(String)
     }
 
-    /// True for `access_denied`: the user declined consent.
+    /// True for `access_denied`: the user declined consent (and for
+    /// `authorization_declined`, Microsoft's device flow's word for it).
     public var isAccessDenied: Bool {
-        if case .authorizationFailed(let response) = self { return response.code == "access_denied" }
+        if case .authorizationFailed(let response) = self {
+            return response.code == "access_denied" || response.code == "authorization_declined"
+        }
         return false
     }
 

@@ -309,7 +309,7 @@ struct DevicePoller: Sendable {
                 failures = 0
                 // §3.5: "the interval MUST be increased by 5 seconds for this and all subsequent requests"
                 interval += 5
-            } catch AuthKitError.providerError(_, let response) where response.code == "access_denied" {
+            } catch AuthKitError.providerError(_, let response) where Self.denials.contains(response.code) {
                 throw AuthKitError.authorizationFailed(response)
             }
         }
@@ -317,7 +317,16 @@ struct DevicePoller: Sendable {
 
     /// RFC 8628 §3.5's answers about the grant, whatever the status they
     /// come with (a 429 `slow_down` is still `slow_down`: 5 s more for good).
-    static let pollAnswers: Set<String> = ["authorization_pending", "slow_down", "access_denied", "expired_token"]
+    static let pollAnswers: Set<String> = [
+        "authorization_pending", "slow_down", "access_denied", "authorization_declined", "expired_token",
+    ]
+
+    /// The user said no: RFC 8628 §3.5's `access_denied`, and
+    /// `authorization_declined`, Microsoft identity platform's word for it
+    /// in the device flow ("the end user denied the authorization
+    /// request"). Either is ``AuthKitError/authorizationFailed(_:)``, so a
+    /// caller (and the CLI's exit status) tells a refusal from a failure.
+    static let denials: Set<String> = ["access_denied", "authorization_declined"]
 
     /// A failure of the connection or of the server, after which the same
     /// poll may well succeed: not a cancellation, and not an answer.
