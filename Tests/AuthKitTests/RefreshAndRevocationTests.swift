@@ -533,6 +533,28 @@ import Testing
     /// does not repeat, what describes the earlier token (`expires_in`) is
     /// not kept (it said nothing of the new one), and the rest is (the
     /// sign-in's `id_token`, an account id, Slack's `team`), within bounds.
+    /// The stored credential could not be read at the sign-in's save (a
+    /// busy store, a cancelled wait): the save fails, and the refresh token
+    /// stored stays. Taken as "none stored", the sign-in was saved over it.
+    /// Contents that cannot be read at all are replaced by the sign-in.
+    @Test func aSignInWithoutARefreshTokenIsNotSavedOverAStoredOneItCouldNotRead() async throws {
+        let stored = Credential(
+            providerID: "google", label: "me", accessToken: "first", refreshToken: "r1",
+            expiresAt: fixedNow.addingTimeInterval(3600), obtainedAt: fixedNow)
+        let signIn = Credential(
+            providerID: "google", label: "me", accessToken: "second", expiresAt: fixedNow.addingTimeInterval(3600),
+            obtainedAt: fixedNow)
+        let busy = AuthKitError.store(path: "store", reason: .busy("another process holds it"))
+        let store = UnreadableOnceStore(InMemoryCredentialStore([stored]), failure: busy)
+        await #expect(throws: busy) { try await store.saveSignIn(signIn) }
+        #expect(try await store.inner.credential(for: stored.key)?.refreshToken == "r1")
+        let garbled = UnreadableOnceStore(
+            InMemoryCredentialStore([stored]),
+            failure: AuthKitError.store(path: "store", reason: .invalidContents("not JSON")))
+        try await garbled.saveSignIn(signIn)
+        #expect(try await garbled.inner.credential(for: stored.key)?.accessToken == "second")
+    }
+
     @Test func aRefreshKeepsTheEarlierMembersButWhatDescribedTheEarlierToken() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in
@@ -1411,6 +1433,25 @@ struct ReadOnlyStore: CredentialStore {
         throw AuthKitError.store(path: "read-only", reason: .init(.notSaved, "cannot save"))
     }
     func remove(_ key: CredentialKey) async throws -> Credential? { nil }
+}
+
+/// Fails its first read with `failure`, then reads and writes `inner`.
+struct UnreadableOnceStore: CredentialStore {
+    let inner: InMemoryCredentialStore
+    let failure: AuthKitError
+    private let failed = LockedValue(false)
+    init(_ inner: InMemoryCredentialStore, failure: AuthKitError) { (self.inner, self.failure) = (inner, failure) }
+    func credential(for key: CredentialKey) async throws -> Credential? {
+        let first = failed.withLock { failed in
+            defer { failed = true }
+            return !failed
+        }
+        if first { throw failure }
+        return try await inner.credential(for: key)
+    }
+    func allCredentials() async throws -> [Credential] { try await inner.allCredentials() }
+    func save(_ credential: Credential) async throws { try await inner.save(credential) }
+    func remove(_ key: CredentialKey) async throws -> Credential? { try await inner.remove(key) }
 }
 
 /// Saves, then fails as a database whose commit failed after the body of

@@ -57,12 +57,22 @@ extension CredentialStore {
     ///
     /// A sign-in whose answer brought no refresh token keeps the one stored
     /// for the same account (Google issues one only at the first consent);
-    /// see `Credential.keepingRefreshToken(of:at:)` for when.
+    /// see `Credential.keepingRefreshToken(of:at:)` for when. A stored one
+    /// that cannot be read now (a busy or locked store, a cancelled wait)
+    /// fails the save: taken as none, the sign-in was saved over it and its
+    /// refresh token lost. One whose contents cannot be read at all is
+    /// replaced, as the way back from it.
     public func saveSignIn(_ credential: Credential, lockTimeout: Duration) async throws {
         try await withRefreshLock(for: credential.key, timeout: lockTimeout) {
             var credential = credential
             if credential.refreshToken == nil {
-                credential = credential.keepingRefreshToken(of: try? await self.credential(for: credential.key))
+                let earlier: Credential?
+                do {
+                    earlier = try await self.credential(for: credential.key)
+                } catch AuthKitError.store(_, .invalidContents) {
+                    earlier = nil
+                }
+                credential = credential.keepingRefreshToken(of: earlier)
             }
             try await save(credential)
         }
