@@ -441,4 +441,75 @@ import Testing
             ["providers", "show", "qiita"], environment: ["AUTHKIT_HOME": home.path], launcher: permissive)
         #expect(show.status == 0, "\(show.stderr)")
     }
+
+    /// Two ids that differ only by `-` and `_` read one set of variables
+    /// (`AUTHKIT_MY_IDP_CLIENT_ID`), and the catalogue refuses one of the
+    /// two: `providers add my-idp` beside `my_idp.json` (or `qiita_team`
+    /// beside the bundled `qiita-team`) said it had added it, and `my_idp`,
+    /// the provider the user had, stopped working. Refused before anything
+    /// is fetched, even with --force; `providers validate` names the clash.
+    @Test func anIdWhoseVariablesAnotherProviderReadsIsRefused() async throws {
+        try await withServer { server in
+            let home = try home()
+            defer { try? FileManager.default.removeItem(at: home) }
+            let providers = home.appendingPathComponent("providers")
+            try FileManager.default.createDirectory(
+                at: providers, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let mine = providers.appendingPathComponent("my_idp.json")
+            try Data(
+                #"{"id":"my_idp","name":"Mine","protocol":"oauth2","authorization":{"url":"https://idp.example/a"},"token":{"url":"https://idp.example/t"}}"#
+                    .utf8
+            ).write(to: mine)
+            let environment = ["AUTHKIT_HOME": home.path]
+            for (id, other) in [("my-idp", "'my_idp'"), ("qiita_team", "'qiita-team'")] {
+                for force in [false, true] {
+                    let added = try await CLIProcess.run(
+                        ["providers", "add", id, "--issuer", server.baseURL] + (force ? ["--force"] : []),
+                        environment: environment)
+                    #expect(
+                        added.status == 64
+                            && added.stderr.contains(
+                                "Provider '\(id)': its settings would be read from AUTHKIT_\(id.uppercased().replacingOccurrences(of: "-", with: "_"))_CLIENT_ID, which provider \(other)"
+                            ) && added.stderr.contains("Nothing was written."), "\(id): \(added.stderr)")
+                    #expect(
+                        !FileManager.default.fileExists(atPath: providers.appendingPathComponent("\(id).json").path))
+                }
+            }
+            #expect(server.requests.isEmpty, "metadata was fetched for an id that cannot be added")
+            let show = try await CLIProcess.run(["providers", "show", "my_idp"], environment: environment)
+            #expect(show.status == 0, "\(show.stderr)")
+            // The same file checked before it is put in place.
+            let elsewhere = home.appendingPathComponent("my-idp.json")
+            try Data(
+                #"{"id":"my-idp","name":"Mine","protocol":"oauth2","authorization":{"url":"https://idp.example/a"},"token":{"url":"https://idp.example/t"}}"#
+                    .utf8
+            ).write(to: elsewhere)
+            let validated = try await CLIProcess.run(
+                ["providers", "validate", elsewhere.path, mine.path], environment: environment)
+            #expect(
+                validated.status == 65
+                    && validated.stdout.contains(
+                        "\(elsewhere.path): field 'id': its settings would be read from AUTHKIT_MY_IDP_CLIENT_ID, which provider 'my_idp'"
+                    ) && validated.stdout.contains("\(mine.path): ok (my_idp, oauth2)"), "\(validated.stdout)")
+        }
+    }
+
+    /// `providers override` and `providers add` into a providers directory
+    /// others can write in: the catalogue reads nothing from it, so the file
+    /// was reported written, then refused, and the override hid the bundled
+    /// provider. Refused before writing, with the command that fixes it.
+    @Test func nothingIsWrittenIntoAProvidersDirectoryOthersCanWriteIn() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let providers = home.appendingPathComponent("providers")
+        try FileManager.default.createDirectory(at: providers, withIntermediateDirectories: true)
+        guard chmod(providers.path, 0o777) == 0 else { throw POSIXError(.EPERM) }
+        let override = try await CLIProcess.run(
+            ["providers", "override", "qiita"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(
+            override.status == 65
+                && override.stderr.contains("qiita.json was not written: every user can write to its directory")
+                && override.stderr.contains("Run: chmod go-w"), "\(override.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: providers.path).isEmpty)
+    }
 }

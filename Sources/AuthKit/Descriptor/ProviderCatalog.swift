@@ -416,14 +416,37 @@ public struct ProviderCatalog: Sendable {
                 continue
             }
             if let shared = mine.intersection(theirs).sorted().first {
-                return FileIssue(
-                    file: descriptor.source, field: "id",
-                    problem:
-                        "its settings would be read from \(shared), which provider '\(id)' (\(earlier.path)) reads too; rename this provider's id or placeholder so that no variable names two providers."
-                )
+                return Self.clash(descriptor.source, variable: shared, id: id, path: earlier.path)
             }
         }
         return nil
+    }
+
+    /// The same check for a file not yet in the catalogue (`providers add`
+    /// writing one, `providers validate`), against every provider of
+    /// another id in it, bundled or not, whichever file would be read
+    /// first: `providers add my-idp` beside `my_idp.json` reported success,
+    /// and the catalogue then refused `my_idp`, the provider the user
+    /// already had (`-` sorts first).
+    package func environmentClash(id newID: String, placeholderNames: [String], file: String) -> FileIssue? {
+        let mine = Set(ClientSettings.environmentVariables(providerID: newID, placeholderNames: placeholderNames))
+        for (id, layers) in sources.sorted(by: { $0.key < $1.key })
+        where id != newID && DescriptorValidator.isValidName(id) {
+            for layer in layers.reversed() {
+                if let theirs = sketch(layer, stem: id), let shared = mine.intersection(theirs).sorted().first {
+                    return Self.clash(file, variable: shared, id: id, path: layer.path)
+                }
+            }
+        }
+        return nil
+    }
+
+    private static func clash(_ file: String, variable: String, id: String, path: String) -> FileIssue {
+        FileIssue(
+            file: file, field: "id",
+            problem:
+                "its settings would be read from \(variable), which provider '\(id)' (\(path)) reads too; rename this provider's id or placeholder so that no variable names two providers."
+        )
     }
 
     /// The environment variables a file's provider reads, from its `id` and

@@ -29,6 +29,8 @@ enum UserProviderFile {
     ///   is already at `target`.
     /// - Throws: a ``CLIError`` (exit 74) naming `target` and the system's
     ///   reason when it cannot be written (a full disk); nothing is left behind.
+    ///   Exit 65, writing nothing, where other users can write in the
+    ///   directory (the catalogue would read nothing from it).
     static func write(_ data: Data, to target: URL, replacing: Bool) throws -> Bool {
         func failure(_ what: String) -> CLIError {
             CLIError(
@@ -51,6 +53,14 @@ enum UserProviderFile {
                     "\(target.path) could not be written: its directory cannot be created (\(DescriptorLoader.reason(error))). Nothing was changed.",
                     status: .outputFailed)
             }
+        }
+        // A directory others can write in is one the catalogue reads nothing
+        // from: written there, the file was reported written and then
+        // refused, and an override hid the bundled provider it copies.
+        if let problem = FileSystem.foreignWriteProblem(
+            inDirectory: directory.path, harm: "send your sign-ins elsewhere", refusal: "no file in it is read")
+        {
+            throw CLIError("\(target.path) was not written: \(problem)", status: .badInput)
         }
         let temporary = directory.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)

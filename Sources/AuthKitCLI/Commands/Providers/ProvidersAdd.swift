@@ -88,6 +88,12 @@ struct ProvidersAdd: WorkspaceCommand {
     /// Ids are typed on every command line; none bundled is near this.
     static let longestID = 64
 
+    static func checkNoClash(id: String, placeholderNames: [String], file: String, in catalog: ProviderCatalog) throws {
+        if let clash = catalog.environmentClash(id: id, placeholderNames: placeholderNames, file: file) {
+            throw CLIError("Provider '\(id)': \(clash.problem) Nothing was written.")
+        }
+    }
+
     func run(in workspace: Workspace) async throws {
         let directory = AuthKitHome.directory(environment: workspace.environment).appendingPathComponent(
             "providers", isDirectory: true)
@@ -111,10 +117,17 @@ struct ProvidersAdd: WorkspaceCommand {
                 "'\(id)' is a bundled provider\(name); a file of that id would replace it for every command. Choose another id, such as \(id)-2, or pass --force to replace it."
             )
         }
+        // An id whose settings another provider's variables name
+        // (`my-idp` beside `my_idp`, `qiita_team` beside the bundled
+        // `qiita-team`): the catalogue refuses one of the two, perhaps the
+        // one the user had. Not even with --force.
+        try Self.checkNoClash(id: id, placeholderNames: [], file: target.path, in: workspace.catalog)
         let found = try await ProviderDescriptor.discover(
             issuer: URL(string: issuer)!, id: id, timeout: .seconds(timeout))
         var descriptor = found
         descriptor.source = target.path
+        try Self.checkNoClash(
+            id: id, placeholderNames: Array(found.placeholders.keys), file: target.path, in: workspace.catalog)
         let file = try descriptor.encodedAsFile()
         // Pretty-printed, a document under the fetch's 1 MiB cap (95,000
         // scopes) made a file every command then refused to read.

@@ -27,6 +27,7 @@ struct ProvidersValidate: AsyncParsableCommand {
 
     func run() async throws {
         var failed = false
+        let catalog = ProviderCatalog.standard()
         for file in files {
             if URL(fileURLWithPath: file).lastPathComponent == "schema.json" {
                 // `providers validate providers/*.json` names the schema too.
@@ -42,6 +43,16 @@ struct ProvidersValidate: AsyncParsableCommand {
                     Console.out(
                         "\(DisplayText.sanitized(file, limit: 4096)): valid (\(descriptor.id), \(descriptor.protocol.rawValue)), but authkit will not read it: \(problem)"
                     )
+                    continue
+                }
+                // Read beside the catalogue authkit uses (bundled, $AUTHKIT_HOME/providers),
+                // it would be refused, or make another provider refused.
+                let placeholders = Array(descriptor.placeholders.keys)
+                if let clash = catalog.environmentClash(id: descriptor.id, placeholderNames: placeholders, file: file) {
+                    failed = true
+                    Console.out(
+                        FileIssue(file: DisplayText.sanitized(file, limit: 4096), field: "id", problem: clash.problem)
+                            .description)
                     continue
                 }
                 // The path as given, its control characters escaped (as the error lines do).
