@@ -85,6 +85,46 @@ import Testing
         }
     }
 
+    /// A label that begins with '-' (`--label=-x`) is refused as `authorize`
+    /// refuses it, exit 64: re-parsed as `--label -x`, it stopped with the
+    /// argument parser's internal dump, exit 1.
+    @Test func sandboxTryRefusesALabelBeginningWithADashAsAuthorizeDoes() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-dash-label")
+        defer { try? FileManager.default.removeItem(at: home) }
+        for label in ["-x", "--help"] {
+            let result = try await CLIProcess.run(
+                ["sandbox", "try", "--provider", "qiita", "--label=\(label)"], environment: ["AUTHKIT_HOME": home.path])
+            #expect(
+                result.status == 64 && result.stderr.contains("--label \(label) holds -")
+                    && !result.stderr.contains("CommandError"), "\(label): \(result.stderr)")
+        }
+    }
+
+    /// A providers directory whose path holds a control character: what
+    /// `sandbox try` and `providers list` print of it is escaped, as the
+    /// errors already were (the terminal ran the escape sequence).
+    @Test func aProviderFilesPathIsPrintedEscaped() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-escaped-path")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let directory = home.appendingPathComponent("esc\u{1B}[31mdir")
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let bundled = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("providers/qiita.json")
+        try FileManager.default.copyItem(at: bundled, to: directory.appendingPathComponent("qiita.json"))
+        let port = try await freePort()
+        for command in [
+            ["sandbox", "try", "--provider", "qiita", "--port", String(port)], ["providers", "list"],
+        ] {
+            let result = try await CLIProcess.run(
+                command + ["--providers-dir", directory.path], environment: ["AUTHKIT_HOME": home.path], timeout: 90)
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            #expect(
+                result.stdout.contains("esc\\u{1B}[31mdir/qiita.json") && !result.stdout.contains("\u{1B}"),
+                "\(command): \(result.stdout)")
+        }
+    }
+
     /// Google's descriptor has an `openid` part: the sandbox signs an ID token
     /// (RS256, as Google does) and `sandbox try` says who signed in, verified;
     /// `token show` and `--json` carry the identity too (issue 46).

@@ -61,7 +61,8 @@ struct ProvidersList: WorkspaceCommand {
             if let columns { name = name.cut(toColumns: max(8, columns - 1 - start.terminalColumns)) }
             let line = start + name
             guard row.overrides != nil else { return [line] }
-            let origin = "(override: \(row.file))"
+            // A path of the user's may hold control characters (--providers-dir "$(…)").
+            let origin = "(override: \(DisplayText.sanitized(row.file, limit: 4096)))"
             if let columns, (line + "  " + origin).terminalColumns >= columns {
                 return [line, String(repeating: " ", count: width + 2 + 8) + origin]
             }

@@ -60,7 +60,7 @@ struct ProvidersOverride: WorkspaceCommand {
         }
         Console.out(target.path)
         Console.err(
-            "Wrote \(target.path) from the bundled \(id).json; edit it, then check it with: authkit providers validate '\(target.path)'"
+            "Wrote \(target.path) from the bundled \(id).json; edit it, then check it with: authkit providers validate \(FileSystem.shellQuoted(target.path))"
         )
     }
 }

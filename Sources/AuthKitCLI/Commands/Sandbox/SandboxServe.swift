@@ -136,7 +136,7 @@ struct SandboxServe: WorkspaceCommand {
         // Broken at spaces on a terminal (the commands stay whole: LineWrapping).
         Console.say(
             """
-            Emulating \(descriptor.name) (\(descriptor.source)) at \(base): this machine only, in memory.
+            Emulating \(descriptor.name) (\(DisplayText.sanitized(descriptor.source, limit: 4096))) at \(base): this machine only, in memory.
             Client id \(options.clientID), \(options.clientSecret.map { "secret \($0)" } ?? "public (no secret)"); \(wayIn).
             Point authkit at it, in another terminal\(why):
               export AUTHKIT_SANDBOX=\(base)

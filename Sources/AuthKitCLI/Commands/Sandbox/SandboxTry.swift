@@ -67,7 +67,12 @@ struct SandboxTry: WorkspaceCommand {
 
     func validate() throws {
         // The same rules as authorize's --label (it is passed on to it).
-        if let label { try AccountOptions.parse(["--provider", emulation.provider, "--label", label]).checkNewLabel() }
+        // `--label=`: a label that begins with '-' is the option's value,
+        // not another option (it stopped with the argument parser's dump, exit 1).
+        if let label {
+            let given = label.isEmpty ? ["--label", ""] : ["--label=" + label]
+            try AccountOptions.parse(["--provider", emulation.provider] + given).checkNewLabel()
+        }
         if let port, !(1...65535).contains(port) { throw ValidationError("--port takes 1–65535; got \(port).") }
         // As `authorize` refuses it: the port was dropped without a word.
         if device, port != nil {
@@ -117,7 +122,7 @@ struct SandboxTry: WorkspaceCommand {
         defer { Task { await sandbox.stop() } }
         Console.say(
             """
-            Emulating \(descriptor.name) from \(descriptor.source) at \(sandbox.baseURL.absoluteString): \
+            Emulating \(descriptor.name) from \(DisplayText.sanitized(descriptor.source, limit: 4096)) at \(sandbox.baseURL.absoluteString): \
             nothing leaves this machine, no app registration is needed.
             The sandbox's client: id \(options.clientID), secret \(sandbox.options.clientSecret ?? "none") (your own settings are not used).
             """)
@@ -135,7 +140,10 @@ struct SandboxTry: WorkspaceCommand {
         // replaced the chosen account and the request then used the one
         // without a label (a 401, a failed refresh).
         let key = try pointed.key(provider: descriptor.id, label: label)
-        var arguments = ["--provider", descriptor.id, "--timeout", String(timeout), "--label", key.label ?? ""]
+        // `--label=-x` keeps a label beginning with '-' the option's value;
+        // an empty one must stand apart (`--label=` is a missing value).
+        let labelArguments = key.label.map { $0.isEmpty ? ["--label", ""] : ["--label=" + $0] } ?? ["--label", ""]
+        var arguments = ["--provider", descriptor.id, "--timeout", String(timeout)] + labelArguments
         if deviceOnly {
             say(
                 "Sign in with a device code (\(device ? "--device" : "\(descriptor.name) has no authorization endpoint")): \(browser ? "enter the code on the sandbox's page in your browser" : "the sandbox approves it as \(options.defaultAccount) at the second poll")."
