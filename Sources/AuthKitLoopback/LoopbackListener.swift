@@ -80,7 +80,17 @@ final class LoopbackListener: @unchecked Sendable {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.addHandler(RequestSizeLimiter(maxBytes: maxRequestBytes))
                     try pipeline.addHandler(HTTPResponseEncoder())
-                    try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+                    // The decoder's own limits (80 KiB a field and in all by
+                    // default) no lower than the size limiter's: a larger
+                    // maxRequestBytes was refused there first, with a 400
+                    // and no word to the caller.
+                    var limits = NIOHTTPDecoderLimitConfiguration()
+                    limits.maxHeaderFieldSize = max(limits.maxHeaderFieldSize, maxRequestBytes)
+                    limits.maxHeaderListSize = max(limits.maxHeaderListSize, maxRequestBytes)
+                    try pipeline.addHandler(
+                        ByteToMessageHandler(
+                            HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits))
+                    )
                     try pipeline.addHandler(LoopbackRequestHandler(listener: self))
                 }
             }
@@ -309,7 +319,15 @@ final class LoopbackListener: @unchecked Sendable {
         return path == expectedPath
     }
 
-    private var expectedPath: String { redirect.requested.path.isEmpty ? "/" : redirect.requested.path }
+    /// The redirect URI's path as written (percent-encoded, a trailing `/`
+    /// kept), as the redirect parser compares it: `URL.path` decodes it and
+    /// drops a trailing slash, and a malformed answer at `/callback/` was
+    /// then taken for a stray at another path (a 404, and the sign-in
+    /// waited out its timeout instead of saying why it was refused).
+    private var expectedPath: String {
+        let path = URLComponents(url: redirect.requested, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? ""
+        return path.isEmpty ? "/" : path
+    }
 
     /// True for the first genuine answer only: later ones (a reload) get the page but do not answer again.
     func claimAnswer() -> Bool {

@@ -41,8 +41,12 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
         }
     }
 
+    /// Untracked here too: a channel whose registration failed is closed
+    /// without `channelInactive`, and tracked for ever it held a slot of
+    /// the connection cap and made `close()` wait its whole grace.
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
+        listener.untrack(context.channel)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -327,6 +327,21 @@ import Testing
         _ = try await task.value
     }
 
+    /// A cap raised past SwiftNIO's decoder's own 80 KiB (a browser with
+    /// many cookies for 127.0.0.1, as ``LoopbackUserAgent/maxRequestBytes``
+    /// advises) holds: a 90 KiB cookie is read, and the redirect is the
+    /// answer. The decoder refused it first, with a 400 and no word.
+    @Test func aCapAboveTheDecodersDefaultIsTheCap() async throws {
+        let attempt = TestAttempt()
+        let browser = BrowserSpy()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30), maxRequestBytes: 128 * 1024)
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        let cookie = "Cookie: a=\(String(repeating: "b", count: 90 * 1024))\r\n"
+        let response = try await RawHTTP.request(attempt.target("code=abc"), port: attempt.port, extraHeaders: cookie)
+        #expect(response.status == 200, "\(response.status)")
+        _ = try await task.value
+    }
+
     /// A request over the cap is answered 431, said to the caller (the
     /// provider's redirect refused so, the sign-in waited out its timeout
     /// with no word), and the attempt goes on.

@@ -72,6 +72,24 @@ import Testing
         _ = try await task.value
     }
 
+    /// A redirect URI whose path ends in `/`: a malformed answer there
+    /// (a raw `|` in the code) is a refused answer, said to the caller, not
+    /// a stray at another path. `URL.path` dropped the slash, the request
+    /// got a 404, and the sign-in waited out its timeout in silence.
+    @Test func aMalformedAnswerAtAPathEndingInASlashIsRefusedNotIgnored() async throws {
+        let attempt = TestAttempt(redirectURI: "http://127.0.0.1/callback/")
+        let browser = BrowserSpy()
+        let events = EventLog()
+        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30)) { events.append($0) }
+        let (task, _) = try await start(agent, attempt, browser: browser)
+        let malformed = try await RawHTTP.request(attempt.target("code=a|b", path: "/callback/"), port: attempt.port)
+        #expect(malformed.status == 400, "\(malformed.status)")
+        #expect(events.rejectedCount == 1 && events.ignoredCount == 1, "\(events.all)")
+        let genuine = try await RawHTTP.request(attempt.target("code=abc", path: "/callback/"), port: attempt.port)
+        #expect(genuine.status == 200)
+        _ = try await task.value
+    }
+
     @Test func straysGetErrorPagesAndTheListenerKeepsWaiting() async throws {
         let attempt = TestAttempt()
         let browser = BrowserSpy()
