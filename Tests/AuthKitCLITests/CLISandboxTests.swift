@@ -439,7 +439,7 @@ import Testing
         let (first, second) = (try await freePort(), try await freePort())
         // Everything in one namespace: the tmpfs lives only as long as it.
         let script = """
-            mount -t tmpfs -o size=256k tmpfs "$AUTHKIT_HOME" && chmod 700 "$AUTHKIT_HOME" || exit 99
+            mount -t tmpfs -o size=8m tmpfs "$AUTHKIT_HOME" && chmod 700 "$AUTHKIT_HOME" || exit 99
             store="$AUTHKIT_HOME/sandbox/credentials.json"
             "$0" sandbox try --provider qiita --deterministic --port \(first) > /dev/null 2>&1; echo "first $?"
             cp "$store" /tmp/authkit-full-disk-before.$$
@@ -465,7 +465,7 @@ import Testing
             result.stdout.contains("store as it was") && result.stdout.contains("temporary copies 0"),
             "\(result.stdout)")
         // A removal with little room left: the check that a save has room
-        // (64 KiB on top of the file) refused `token delete`, which shrinks it.
+        // (2 MiB on top of the file) refused `token delete`, which shrinks it.
         #expect(result.stdout.contains("delete 0"), "\(result.stdout)\n\(result.stderr)")
         #expect(
             result.stderr.contains(

@@ -642,7 +642,7 @@ import Testing
 
     #if os(Linux) // mount(8) and umount2(2)
         /// Runs `body` with the test server (routed as ``routes(_:)``) and an
-        /// `AUTHKIT_HOME` on a tmpfs of 256 KiB of its own, unmounted after,
+        /// `AUTHKIT_HOME` on a tmpfs of 8 MiB of its own, unmounted after,
         /// which holds the `local` descriptor and an expired credential.
         func withSmallDisk(_ body: (TestHTTPServer, URL) async throws -> Void) async throws {
             try await withServer { server in
@@ -651,7 +651,7 @@ import Testing
                 let disk = home.appendingPathComponent("disk")
                 try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
                 let mount = try await CLIProcess.run(
-                    ["-t", "tmpfs", "-o", "size=256k,mode=700", "tmpfs", disk.path], environment: [:],
+                    ["-t", "tmpfs", "-o", "size=8m,mode=700", "tmpfs", disk.path], environment: [:],
                     launcher: ["/bin/mount"], bareLauncher: true)
                 try #require(mount.status == 0, "mount: \(mount.stderr)")
                 defer { _ = umount2(disk.path, Int32(MNT_DETACH)) }

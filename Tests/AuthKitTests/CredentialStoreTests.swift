@@ -141,6 +141,31 @@ import Testing
         #expect(RefreshLockFile.refusal(locking: ENOLCK).contains("NFS"))
     }
 
+    #if os(Linux)
+        /// A save to a store on a read-only file system is `.notSaved` (what
+        /// docs/errors.md tells a caller to catch for a disk full or
+        /// read-only), not `.inaccessible`: the lock file, opened first,
+        /// failed with EROFS and was reported as a store that cannot be
+        /// opened. Root only (mount(2)).
+        @Test(.enabled(if: getuid() == 0, "mounting a file system needs root"))
+        func aSaveOnAReadOnlyFileSystemIsNotSaved() async throws {
+            let home = try temporaryHome()
+            defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+            try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+            try #require(
+                mount("tmpfs", home.path, "tmpfs", UInt(MS_RDONLY), "size=64k,mode=700") == 0,
+                "mount: \(String(cString: strerror(errno)))")
+            defer { _ = umount2(home.path, Int32(MNT_DETACH)) }
+            let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+            await #expect {
+                try await store.save(credential("qiita"))
+            } throws: { error in
+                guard case AuthKitError.store(_, .notSaved(let detail)) = error else { return false }
+                return detail.contains("Read-only file system")
+            }
+        }
+    #endif
+
     @Test func createsPrivateDirectoryAndFile() async throws {
         let home = try temporaryHome()
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }

@@ -41,6 +41,13 @@ import Testing
         #expect(!FileSystem.isPrivateGroup(name: "staff", members: [], userName: "alice"))
         #expect(!FileSystem.isPrivateGroup(name: "users", members: ["alice", "bob"], userName: "alice"))
         #expect(!FileSystem.isPrivateGroup(name: "alice", members: ["alice", "mallory"], userName: "alice"))
+        // Another account's primary group too (`useradd -g alice bob`), which
+        // the group's member list never names.
+        #expect(
+            FileSystem.isPrivateGroup(name: "alice", members: [], userName: "alice", primaryGroupOf: ["alice"]))
+        #expect(
+            !FileSystem.isPrivateGroup(
+                name: "alice", members: [], userName: "alice", primaryGroupOf: ["alice", "bob"]))
         // Read from the system's databases: root's group on Linux is root,
         // its own; a group that is not the primary one never counts.
         #if os(Linux)

@@ -304,19 +304,42 @@
 
     /// Whether `gid` is the user's own group in the user-private-group way
     /// (Debian, Fedora): the user's primary group, named as the user, with
-    /// no other member listed. A primary group others share (macOS's
-    /// `staff`, openSUSE's `users`) is not: its other members could write
-    /// what is group-writable, as OpenSSH's permission checks hold too.
+    /// no other member listed, and no other account's primary group (which
+    /// the group's member list never names: `useradd -g alice bob`). A
+    /// primary group others share (macOS's `staff`, openSUSE's `users`) is
+    /// not: its other members could write what is group-writable, as
+    /// OpenSSH's permission checks hold too (Debian's walks the accounts so).
     package static func isOwnPrivateGroup(_ gid: gid_t) -> Bool {
         guard gid == getegid(), let user = userName(geteuid()), let (name, members) = groupEntry(gid) else {
             return false
         }
-        return isPrivateGroup(name: name, members: members, userName: user)
+        return isPrivateGroup(
+            name: name, members: members, userName: user, primaryGroupOf: accounts(withPrimaryGroup: gid))
     }
 
-    package static func isPrivateGroup(name: String, members: [String], userName: String) -> Bool {
-        name == userName && members.allSatisfy { $0 == userName }
+    /// - Parameter primaryGroupOf: the accounts whose primary group it is.
+    package static func isPrivateGroup(
+        name: String, members: [String], userName: String, primaryGroupOf: [String] = []
+    ) -> Bool {
+        name == userName && members.allSatisfy { $0 == userName } && primaryGroupOf.allSatisfy { $0 == userName }
     }
+
+    /// The accounts whose primary group is `gid`, read from the account
+    /// database (getpwent: its cursor is the process's, so one walk at a
+    /// time). Only asked of a file or directory that is group-writable.
+    private static func accounts(withPrimaryGroup gid: gid_t) -> [String] {
+        accountWalk.withLock {
+            setpwent()
+            defer { endpwent() }
+            var names = [String]()
+            while let entry = getpwent() {
+                if entry.pointee.pw_gid == gid, let name = entry.pointee.pw_name { names.append(String(cString: name)) }
+            }
+            return names
+        }
+    }
+
+    private static let accountWalk = ThreadLock()
 
     /// The entry's strings live in the buffer: read inside its closure.
     private static func userName(_ uid: uid_t) -> String? {

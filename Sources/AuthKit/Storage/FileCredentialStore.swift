@@ -251,8 +251,12 @@ public struct FileCredentialStore: CredentialStore {
                 throw AuthKitError.store(path: path, reason: .init(.writableByOthers, problem))
             }
             // The new copy is written whole beside the old one before the
-            // rename: room for the file as it is, and 64 KiB for what a
-            // save adds, is needed on top of it. A removal spends nothing
+            // rename: room for the file as it is, and 2 MiB for what a
+            // save adds, is needed on top of it (about the most one
+            // credential holds: its tokens and ID token from an answer of
+            // at most 1 MiB, up to 512 KiB of members kept from earlier
+            // answers, pretty-printed; with 64 KiB, a save could still fail
+            // after the provider had spent the refresh token). A removal spends nothing
             // at the provider and shrinks the file: on a full disk, its
             // write fails with the old file kept, and the check only stood
             // between the user and `token delete`.
@@ -260,7 +264,7 @@ public struct FileCredentialStore: CredentialStore {
             if !removing, statvfs(directory.path, &disk) == 0 {
                 let free = UInt64(disk.f_bavail) * UInt64(disk.f_frsize)
                 var file = stat()
-                let needed = (lstat(path, &file) == 0 ? UInt64(max(0, file.st_size)) : 0) + (64 << 10)
+                let needed = (lstat(path, &file) == 0 ? UInt64(max(0, file.st_size)) : 0) + (2 << 20)
                 if free < needed {
                     throw AuthKitError.store(
                         path: path,
@@ -307,8 +311,11 @@ public struct FileCredentialStore: CredentialStore {
 
     // MARK: - File operations (callers hold the lock)
 
+    /// Sorted by provider then label, as the protocol says: the file keeps
+    /// the order it was written in, and one edited or merged by hand need
+    /// not be in it.
     private func read() throws -> [Credential] {
-        try readFile().credentials
+        try readFile().credentials.sorted(by: CredentialFile.order)
     }
 
     /// The file as read, with the members this version does not know (see ``CredentialFile``).

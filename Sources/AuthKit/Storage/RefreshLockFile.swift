@@ -59,7 +59,7 @@ package struct RefreshLockFile: Sendable {
                             .busy,
                             """
                             another process has been refreshing \(key) for more than \(timeout.spoken), where a refresh takes seconds: \
-                            one stopped while refreshing may hold it (`fuser \(path)` shows which). End it, then try again.
+                            one stopped while refreshing may hold it (`fuser \(FileSystem.shellQuoted(path))` shows which). End it, then try again.
                             """))
                 }
                 // Cancelled while waiting: the same error as the other locks' waits.
@@ -105,13 +105,21 @@ package struct RefreshLockFile: Sendable {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
             // O_NOFOLLOW's refusal reads "Too many levels of symbolic links": say what it is.
+            // A read-only or full file system is "nothing could be saved"
+            // (`.notSaved`, what a caller catches for a full disk), found
+            // here first by a save that opens the store's lock.
             let reason: AuthKitError.StoreProblem =
-                errno == ELOOP
-                ? .init(
-                    .notARegularFile,
-                    "is a symbolic link, which is not followed (a lock file is only ever a file authkit made); remove it."
-                )
-                : .init(.inaccessible, Self.refusal(opening: path, errno: errno))
+                switch errno {
+                case ELOOP:
+                    .init(
+                        .notARegularFile,
+                        "is a symbolic link, which is not followed (a lock file is only ever a file authkit made); remove it."
+                    )
+                case EROFS, ENOSPC, EDQUOT:
+                    .init(.notSaved, Self.refusal(opening: path, errno: errno))
+                default:
+                    .init(.inaccessible, Self.refusal(opening: path, errno: errno))
+                }
             throw AuthKitError.store(path: path, reason: reason)
         }
         // Someone who can create files in the store's directory (a shared

@@ -115,7 +115,7 @@ package struct StoreLock {
                     .busy,
                     """
                     has been held by another process for more than \(timeout.spoken), though a read or a save \
-                    holds it for milliseconds: a process stopped while holding it (`fuser \(path)` shows which). End it, then try again.
+                    holds it for milliseconds: a process stopped while holding it (`fuser \(FileSystem.shellQuoted(path))` shows which). End it, then try again.
                     """))
         }
         return false
