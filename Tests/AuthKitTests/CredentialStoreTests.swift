@@ -138,6 +138,11 @@ import Testing
         } else {
             #expect(!opening.contains("chown"), "\(opening)")
         }
+        // A lock file with another name too (a hard link to a system file,
+        // made where others could write): no chown of it is advised.
+        #expect(link(lock, home.appendingPathComponent("elsewhere").path) == 0)
+        let linked = RefreshLockFile.refusal(opening: lock, errno: EACCES, user: 1000)
+        #expect(!linked.contains("chown"), "\(linked)")
         #expect(RefreshLockFile.refusal(locking: ENOLCK).contains("NFS"))
     }
 

@@ -79,8 +79,13 @@ package struct RefreshLockFile: Sendable {
         var info = stat()
         let owned =
             lstat(path, &info) == 0 ? path : String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-        // Root's, left by `sudo authkit`: another user's is refused as such elsewhere.
-        guard lstat(owned, &info) == 0, info.st_uid == 0, user != 0 else { return reason + "." }
+        // Root's, left by `sudo authkit`: another user's is refused as such
+        // elsewhere. Not a file with other names (a hard link someone made
+        // to a system file, where others can write in the directory): the
+        // advice would have changed the owner of that file.
+        guard lstat(owned, &info) == 0, info.st_uid == 0, user != 0,
+            info.st_mode & S_IFMT == S_IFDIR || (info.st_mode & S_IFMT == S_IFREG && info.st_nlink == 1)
+        else { return reason + "." }
         let quoted = FileSystem.shellQuoted(owned)
         return reason
             + "; \(owned) is root's (left by `sudo authkit`?): "
