@@ -218,7 +218,13 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 return
             }
             do {
-                try await mapped { [self] in try await run(try Self.upsert(key, keyID: keyID, sealed: sealed)) }
+                try await mapped { [self] in
+                    if !held.savepointed.current {
+                        try await run("SAVEPOINT \(unescaped: Self.savepoint)")
+                        held.savepointed.withLock { $0 = true }
+                    }
+                    try await run(try Self.upsert(key, keyID: keyID, sealed: sealed))
+                }
                 // Committed with the lock's release; replayed should that fail (lockedTransaction).
                 held.lastSave.withLock { $0 = save }
             } catch  where held.isLost {
@@ -242,31 +248,13 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// still what was read under the lock: nobody has changed it since, so
     /// nobody else's renewal is overwritten. Otherwise refused, as before.
     private func saveAfterLosingTheLock(_ save: HeldLock.Save, held: HeldLock) async throws {
-        let (key, keyID, sealed, read) = (save.key, save.keyID, save.sealed, save.read)
+        let (key, sealed) = (save.key, save.sealed)
         // Over a pooled connection: no longer under the lost lock, whose
         // connection the operation timeout would otherwise watch and close.
         let saved = try await Self.$heldLock.withValue(nil) {
-            try await mapped { [self] in
-                // Also where the row is already this save (a COMMIT that went
-                // through, its answer lost with the connection): then a no-op.
-                !(try await query(
-                    """
-                    UPDATE authkit_credentials SET key_id = \(keyID), sealed = \(sealed), updated_at = now()
-                    WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
-                        AND (sealed = \(read) OR sealed = \(sealed))
-                    RETURNING 1
-                    """
-                ).rows.isEmpty)
-            }
+            try await mapped { [self] in !(try await query(try Self.replay(save)).rows.isEmpty) }
         }
-        guard saved else {
-            throw AuthKitError.store(
-                path: "the refresh lock",
-                reason: .init(
-                    .inaccessible,
-                    "its connection was lost during the refresh (the database restarted?), and the stored credential changed meanwhile, so the renewal was not written over it"
-                ))
-        }
+        guard saved else { throw Self.changedMeanwhile }
         held.readings.withLock { $0[key] = sealed }
         held.savedWithoutTheLock.withLock { $0 = true }
         // Stored for good: nothing of this account is left for the
@@ -275,6 +263,32 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         // and found the row changed, by this save, and threw.
         held.lastSave.withLock { if $0?.key == key { $0 = nil } }
     }
+
+    /// `save` made again, only where the row is still what was read under
+    /// the lock, or already this save (a COMMIT that went through, its
+    /// answer lost with the connection: then a no-op). A row returned when made.
+    private static func replay(_ save: HeldLock.Save) throws -> PostgresQuery {
+        let (key, keyID, sealed, read) = (save.key, save.keyID, save.sealed, save.read)
+        return try """
+        UPDATE authkit_credentials SET key_id = \(keyID), sealed = \(sealed), updated_at = now()
+        WHERE provider_id = \(key.providerID) AND label = \(key.label ?? "")
+            AND (sealed = \(read) OR sealed = \(sealed))
+        RETURNING 1
+        """
+    }
+
+    /// A save made again found the stored credential changed by someone else.
+    static let changedMeanwhile = AuthKitError.store(
+        path: "the refresh lock",
+        reason: .init(
+            .inaccessible,
+            "its transaction did not commit (its connection was lost, or the database aborted it), and the stored credential changed meanwhile, so the renewal was not written over it"
+        ))
+
+    /// Made on the lock's connection before its first save: rolled back to,
+    /// what the body did since is undone, the advisory lock (taken before
+    /// it) kept, and the transaction usable again even if aborted.
+    static let savepoint = "authkit_before_save"
 
     /// The row of a sealed credential, written or replaced.
     private static func upsert(_ key: CredentialKey, keyID: String, sealed: Data) throws -> PostgresQuery {
@@ -325,6 +339,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
     ) async throws -> Result {
         try await withLocalLock(of: key, timeout: timeout) { [self] left in
+            let started = ContinuousClock.now
             // Fails fast while the database is away (the transaction below
             // would wait for a pooled connection with no deadline). On a
             // pooled connection, not a lock this task already holds (a
@@ -333,8 +348,10 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             try await Self.$heldLock.withValue(nil) {
                 try await mapped { [self] in try await run("SELECT 1") }
             }
+            // Its time counts against the wait, as the local lock's did.
+            let waiting = max(left - (ContinuousClock.now - started), .milliseconds(100))
             return try await mapped(lockOf: key, timeout: timeout) {
-                try await lockedTransactionOnALentConnection(of: key, waiting: left) { _ in try await body() }
+                try await lockedTransactionOnALentConnection(of: key, waiting: waiting) { _ in try await body() }
             }
         }
     }
@@ -360,6 +377,15 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         /// says so (FATAL) before the connection is seen closed: in that
         /// moment `isClosed` is still false (CI, one run in several).
         let sessionEnded = LockedValue(false)
+
+        /// Whether a statement on the connection failed with an error of
+        /// the database's (an ERROR: `lock_timeout`, a role's
+        /// `statement_timeout`): PostgreSQL has aborted the transaction,
+        /// and its COMMIT would be answered ROLLBACK, with no error.
+        let aborted = LockedValue(false)
+        /// Whether the savepoint before the first save has been made
+        /// (``PostgresStore/savepoint``).
+        let savepointed = LockedValue(false)
 
         /// The transaction, and the advisory lock with it, is gone.
         var isLost: Bool { connection.isClosed || sessionEnded.current }
@@ -482,6 +508,9 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         } catch let error as PSQLError where Self.endsTheSession(error) {
             held.sessionEnded.withLock { $0 = true }
             throw error
+        } catch let error as PSQLError where error.code == .server {
+            held.aborted.withLock { $0 = true }
+            throw error
         }
     }
 
@@ -518,8 +547,9 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         try await withLocalLock(of: key, timeout: lockTimeout) { [self, logger] left in
             try await mapped(lockOf: key, timeout: lockTimeout) {
                 // Each statement has its deadline, and one that passes closes
-                // the connection (lockedTransaction): the sign-in is then
-                // never committed after its caller heard that it failed.
+                // the connection (lockedTransaction): the sign-in is then not
+                // committed after its caller heard that it failed, unless
+                // the COMMIT itself timed out on a backend that holds it.
                 // No lent connection: a sign-in's save asks no provider, and
                 // queued behind slow refreshes it failed after its code was spent.
                 try await lockedTransaction(of: key, waiting: left) { connection in
@@ -611,11 +641,6 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         // one run in four).
         let lock = Self.lockNumber(for: key)
         return try await withLeasedConnection(waiting: waiting) { [self] connection in
-            // The lease's wait counts against the lock's.
-            let left = max(waiting - (ContinuousClock.now - started), .milliseconds(100))
-            // PostgreSQL's lock_timeout is an int of milliseconds: a wait set
-            // far off to mean none (`.seconds(1 << 60)`) overflowed Int here.
-            let milliseconds = "\(left.int32Milliseconds ?? Int(Int32.max))ms"
             let held = HeldLock(store: ObjectIdentifier(self), connection: connection)
             return try await Self.$heldLock.withValue(held) {
                 // Read committed whatever the database's or role's default
@@ -627,6 +652,12 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 try await withOperationTimeout {
                     try await connection.run("BEGIN ISOLATION LEVEL READ COMMITTED", logger: logger)
                 }
+                // The lease's wait and the BEGIN count against the lock's:
+                // `waiting` bounds the whole wait, as its caller was told.
+                let left = max(waiting - (ContinuousClock.now - started), .milliseconds(100))
+                // PostgreSQL's lock_timeout is an int of milliseconds: a wait set
+                // far off to mean none (`.seconds(1 << 60)`) overflowed Int here.
+                let milliseconds = "\(left.int32Milliseconds ?? Int(Int32.max))ms"
                 let result: Result
                 do {
                     // A holder that vanished without closing its connection (power
@@ -658,12 +689,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                     // statement_timeout) aborts the transaction, whose COMMIT
                     // is then answered ROLLBACK, with no error.
                     if let save = held.lastSave.current {
-                        if held.isLost {
-                            try? await connection.close()
-                        } else {
-                            try? await withOperationTimeout { try await connection.run("ROLLBACK", logger: logger) }
-                        }
-                        try await Task { try await saveAfterLosingTheLock(save, held: held) }.value
+                        try await Task { try await keep(save, held: held) }.value
                     } else if held.isLost {
                         try? await connection.close()
                     } else {
@@ -671,10 +697,57 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                     }
                     throw error
                 }
-                try await endKeepingTheSave(held)
+                // The body caught an error of the database's after a save:
+                // the transaction is aborted, and its COMMIT would undo the
+                // save with no error.
+                if held.aborted.current, let save = held.lastSave.current {
+                    try await Task { try await keep(save, held: held) }.value
+                } else {
+                    try await endKeepingTheSave(held)
+                }
                 return result
             }
         }
+    }
+
+    /// Ends a locked transaction that cannot be committed as it is (its
+    /// body failed, or the database aborted it) keeping `save`: rolled back
+    /// to the savepoint before the first save, the save made again on the
+    /// lock's connection and committed, so the lock is held until the save
+    /// is stored. The whole transaction rolled back released the lock
+    /// first, and another instance waiting for it read the spent refresh
+    /// token before the save was made again elsewhere, and sent it (RFC
+    /// 9700 §4.14.2). Where that cannot be done (the connection lost, a
+    /// statement failing), the save is made again without the lock
+    /// (``saveAfterLosingTheLock(_:held:)``).
+    private func keep(_ save: HeldLock.Save, held: HeldLock) async throws {
+        let (connection, logger) = (held.connection, logger)
+        if held.savepointed.current, !held.isLost {
+            do {
+                try await withOperationTimeout {
+                    try await connection.run("ROLLBACK TO SAVEPOINT \(unescaped: Self.savepoint)", logger: logger)
+                }
+                let made = try await withOperationTimeout {
+                    try await connection.query(try Self.replay(save), logger: logger).collect()
+                }
+                guard !made.isEmpty else {
+                    try? await withOperationTimeout { try await connection.run("ROLLBACK", logger: logger) }
+                    throw Self.changedMeanwhile
+                }
+                try await withOperationTimeout { try await connection.run("COMMIT", logger: logger) }
+                held.lastSave.withLock { $0 = nil }
+                return
+            } catch let error as AuthKitError where error == Self.changedMeanwhile {
+                throw error
+            } catch {
+                try? await connection.close()
+            }
+        } else if held.isLost {
+            try? await connection.close()
+        } else {
+            try? await withOperationTimeout { try await connection.run("ROLLBACK", logger: logger) }
+        }
+        try await saveAfterLosingTheLock(save, held: held)
     }
 
     /// Ends the locked transaction with what it saved: committed, or, its
@@ -867,13 +940,16 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         // The user's sessions past the newest `sessionsPerUser` (by the owner
         // index: a few rows, not the table). The session is saved: a trim
         // that fails does not fail its sign-in (the next one tries again).
+        // Rows another trim or a sign-out everywhere holds are skipped (it
+        // deletes them, or they stay for the next trim): locked in no order,
+        // two such deletes deadlocked (40P01), and the sign-out failed.
         do {
             try await mapped { [self] in
                 try await run(
                     """
                     DELETE FROM authkit_sessions WHERE id IN (
                         SELECT id FROM authkit_sessions WHERE user_digest = \(Self.digest(of: session.user))
-                        ORDER BY expires_at DESC, id OFFSET \(sessionsPerUser))
+                        ORDER BY expires_at DESC, id OFFSET \(sessionsPerUser) FOR UPDATE SKIP LOCKED)
                     """)
             }
         } catch {
@@ -1065,7 +1141,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             // save after a lost connection finds the row by them; sealed
             // anew meanwhile, the rotated refresh token it carries was refused.
             pass.resealed += try await mapped { [self, providers, labels, locks, read, written] in
-                try await count(
+                count(
                     try await query(
                         """
                         UPDATE authkit_credentials AS row SET key_id = \(current), sealed = fresh.sealed
@@ -1123,7 +1199,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             pass.resealed += try await mapped { [self, ids, read, written] in
                 switch table {
                 case .attempts:
-                    try await count(
+                    count(
                         try await query(
                             """
                             UPDATE authkit_sign_in_attempts AS row SET key_id = \(current), sealed = fresh.sealed
@@ -1132,7 +1208,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                             RETURNING 1
                             """))
                 case .sessions:
-                    try await count(
+                    count(
                         try await query(
                             """
                             UPDATE authkit_sessions AS row SET key_id = \(current), sealed = fresh.sealed
@@ -1274,21 +1350,26 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             throw Self.underlying(error).map { AuthKitError.store(path: display, reason: Self.reason($0)) }
                 ?? AuthKitError.store(path: display, reason: .init(.inaccessible, "a transaction failed"))
         } catch let error as PostgresDecodingError {
-            // A row of another shape than AuthKit wrote (a column changed by
-            // hand): the data's problem, not an outage to retry. Named by
-            // column and types only; the value may be a sealed secret.
-            throw AuthKitError.store(
-                path: display,
-                reason: .init(
-                    .invalidContents,
-                    "a row's \(error.columnName) (\(error.postgresType)) does not read as the \(error.targetType) AuthKit writes there: the table was changed outside AuthKit"
-                ))
+            throw invalidRow(error)
         } catch is CancellationError {
             throw AuthKitError.cancelled
         } catch {
             throw AuthKitError.store(
                 path: display, reason: .init(.inaccessible, "the database did not answer (\(type(of: error)))"))
         }
+    }
+
+    /// A row of another shape than AuthKit wrote (a column changed by
+    /// hand): the data's problem, not an outage to retry. Named by column
+    /// and types only; the value may be a sealed secret (PostgresNIO's own
+    /// description of the error carries it).
+    private func invalidRow(_ error: PostgresDecodingError) -> AuthKitError {
+        AuthKitError.store(
+            path: display,
+            reason: .init(
+                .invalidContents,
+                "a row's \(error.columnName) (\(error.postgresType)) does not read as the \(error.targetType) AuthKit writes there: the table was changed outside AuthKit"
+            ))
     }
 
     /// As ``mapped(_:)`` without the operation timeout (`body` is the
@@ -1325,6 +1406,9 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             throw refusal(psql)
         } catch let error as PSQLError {
             throw refusal(error)
+        } catch let error as PostgresDecodingError {
+            // A sign-in's read of the stored row (saveSignIn), in the lock's transaction.
+            throw invalidRow(error)
         } catch is CancellationError {
             throw AuthKitError.cancelled
         }
@@ -1362,12 +1446,17 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         let lease = StatementLease()
         let workEnded = LockedValue(false)
         let work = Task {
-            defer { workEnded.withLock { $0 = true } }
+            // Ended before the outcome is settled: the caller, woken by it,
+            // then sees it ended and stops the timer (set after, its check
+            // read false, and a timer slept out every statement's timeout).
+            let result: Swift.Result<Result, any Error>
             do {
-                outcome.settle(with: .success(try await Self.$statementLease.withValue(lease) { try await body() }))
+                result = .success(try await Self.$statementLease.withValue(lease) { try await body() })
             } catch {
-                outcome.settle(with: .failure(error))
+                result = .failure(error)
             }
+            workEnded.withLock { $0 = true }
+            outcome.settle(with: result)
         }
         // The lock's connection is closed before the caller hears of the
         // timeout: its transaction then sends ROLLBACK to a closed connection,

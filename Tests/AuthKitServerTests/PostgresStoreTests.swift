@@ -91,6 +91,16 @@ struct PostgresStoreTests {
                 guard case .store(_, let reason)? = error as? AuthKitError else { return false }
                 return reason.kind == .invalidContents && reason.detail.contains("key_id")
             }
+            // So where a sign-in without a refresh token reads the row in its
+            // lock's transaction: PostgresNIO's own error reached the web app.
+            var signIn = Self.credential("a")
+            signIn.refreshToken = nil
+            await #expect {
+                try await store.saveSignIn(signIn)
+            } throws: { error in
+                guard case .store(_, let reason)? = error as? AuthKitError else { return false }
+                return reason.kind == .invalidContents && reason.detail.contains("key_id")
+            }
         }
     }
 
@@ -811,6 +821,69 @@ struct PostgresStoreTests {
                 }
             }
             #expect(try await stores[1].credential(for: twice.key)?.accessToken == "second")
+        }
+    }
+
+    /// A body that fails after its save keeps the lock until the save is
+    /// stored: another instance waiting for the lock reads the renewal, not
+    /// the refresh token the provider had just spent. The whole transaction
+    /// was rolled back, which released the lock, and the save made again
+    /// over another connection a moment later: the waiting instance read
+    /// the old row first and would have sent its spent refresh token.
+    @Test func aBodyFailingAfterItsSaveHoldsTheLockUntilTheSaveIsStored() async throws {
+        struct RevocationFailed: Error {}
+        try await Self.withStore(schema: "kept_under_lock", clients: 2) { stores in
+            for round in 0..<5 {
+                let stored = Self.credential("held-\(round)", access: "old")
+                try await stores[0].save(stored)
+                var renewing = stored
+                renewing.refreshToken = "rotated-\(round)"
+                let renewed = renewing
+                let saved = AsyncStream<Void>.makeStream()
+                let waiter = Task {
+                    for await _ in saved.stream { break }
+                    return try await stores[1].withRefreshLock(for: stored.key, timeout: .seconds(10)) {
+                        try await stores[1].credential(for: stored.key)?.refreshToken
+                    }
+                }
+                await #expect(throws: RevocationFailed.self) {
+                    try await stores[0].withRefreshLock(for: stored.key, timeout: .seconds(10)) {
+                        _ = try await stores[0].credential(for: stored.key)
+                        try await stores[0].save(renewed)
+                        saved.continuation.yield()
+                        // The other instance is waiting for the lock by now.
+                        try await Task.sleep(for: .milliseconds(200))
+                        throw RevocationFailed()
+                    }
+                }
+                #expect(try await waiter.value == "rotated-\(round)", "round \(round)")
+            }
+        }
+    }
+
+    /// A body that caught an error of the database's after its save (here a
+    /// read PostgreSQL refuses: a NUL in a text parameter) has an aborted
+    /// transaction, whose COMMIT PostgreSQL answers ROLLBACK without an
+    /// error: the save was lost and the refresh said it was stored.
+    @Test func aSaveIsKeptWhenTheBodyCaughtAnErrorThatAbortedTheTransaction() async throws {
+        try await Self.withStore(schema: "aborted_kept", clients: 1) { stores in
+            let stored = Self.credential("aborted", access: "old")
+            try await stores[0].save(stored)
+            var renewing = stored
+            renewing.refreshToken = "rotated"
+            let renewed = renewing
+            let caught = LockedValue(false)
+            try await stores[0].withRefreshLock(for: stored.key, timeout: .seconds(10)) {
+                _ = try await stores[0].credential(for: stored.key)
+                try await stores[0].save(renewed)
+                do {
+                    _ = try await stores[0].credential(for: CredentialKey(providerID: "qiita", label: "a\u{0}b"))
+                } catch {
+                    caught.withLock { $0 = true }
+                }
+            }
+            try #require(caught.current, "the read with a NUL did not fail: nothing aborted the transaction")
+            #expect(try await stores[0].credential(for: stored.key)?.refreshToken == "rotated")
         }
     }
 
