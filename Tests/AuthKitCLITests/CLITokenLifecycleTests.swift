@@ -283,7 +283,8 @@ import Testing
             #expect(
                 result.status == 65
                     && result.stderr.contains("another process has been refreshing local for more than 30 s")
-                    && result.stderr.contains("(`fuser '\(lockPath)'` shows which)"), "\(result.status): \(result.stderr)"
+                    && result.stderr.contains("(`fuser '\(lockPath)'` shows which)"),
+                "\(result.status): \(result.stderr)"
             )
             #expect(!result.stderr.contains("/authorize?"), "the sign-in began: \(result.stderr)")
             #expect(server.requests(to: "/token").isEmpty)
