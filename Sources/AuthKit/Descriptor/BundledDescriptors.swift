@@ -298,7 +298,7 @@ enum BundledDescriptors {
   "name": "Figma",
   "protocol": "oauth2",
   "documentation": "https://developers.figma.com/docs/rest-api/authentication",
-  "_comment": "Sources read (excerpts): developers.figma.com/docs/rest-api/authentication (overview) and personal-access-tokens; the endpoint details below were not read on Figma's own OAuth page but agree across several independent client implementations (one annotated 'CONFIRMED (developers.figma.com)') and arcticjs.dev. AUTHORIZE: https://www.figma.com/oauth with client_id, redirect_uri, scope, state, response_type=code. TOKEN: POST https://api.figma.com/v1/oauth/token, form-encoded, with HTTP Basic (client id and secret) and redirect_uri, code, grant_type=authorization_code (older integrations used https://www.figma.com/api/oauth/token with the id and secret in the body). Answer: access_token, token_type, expires_in, refresh_token, user_id. REFRESH: Figma's own endpoint, POST https://api.figma.com/v1/oauth/refresh, form-encoded with Basic and refresh_token=… (implementations differ on sending grant_type=refresh_token; not sent here); the answer has a new access_token and expires_in but NO refresh_token — the original stays valid and AuthKit keeps it — and, per arcticjs.dev ('Figma only returns an access token and its expiration'), no token_type either (one implementation falls back to 'Bearer' for it), so the refresh answer does not require one and Bearer is assumed. SCOPES: granular scopes (current_user:read, file_content:read, …); the legacy files:read is deprecated; space-separated in the implementations seen (not confirmed on Figma's page). PKCE: not confirmed — none. REDIRECT: must match a callback URL registered on the OAuth app; one implementation uses http://127.0.0.1:PORT/…; any-port matching not confirmed — register http://127.0.0.1:8765/callback. No revocation endpoint documented (not confirmed), no device grant, no OIDC. WHOAMI (AuthKit team, issue 47): whoAmI is GET https://api.figma.com/v1/me ('Get current user', operationId getMe in openapi/openapi.yaml of github.com/figma/rest-api-spec, server https://api.figma.com): subject id ('Unique stable id of the user'), name handle ('Name of the user'). Scope: current_user:read (or the deprecated files:read) — the default. The OAuth token goes as 'Authorization: Bearer' (X-Figma-Token is for personal access tokens; from Figma's authentication overview, not re-read here). Origin https://api.figma.com, as in api.origins.",
+  "_comment": "Sources read (excerpts): developers.figma.com/docs/rest-api/authentication (overview) and personal-access-tokens; the endpoint details below were not read on Figma's own OAuth page but agree across several independent client implementations (one annotated 'CONFIRMED (developers.figma.com)') and arcticjs.dev. AUTHORIZE: https://www.figma.com/oauth with client_id, redirect_uri, scope, state, response_type=code. TOKEN: POST https://api.figma.com/v1/oauth/token, form-encoded, with HTTP Basic (client id and secret) and redirect_uri, code, grant_type=authorization_code (older integrations used https://www.figma.com/api/oauth/token with the id and secret in the body). Answer: access_token, token_type, expires_in, refresh_token, user_id. REFRESH: Figma's own endpoint, POST https://api.figma.com/v1/oauth/refresh, form-encoded with Basic and refresh_token=… (implementations differ on sending grant_type=refresh_token; not sent here); the answer has a new access_token and expires_in but NO refresh_token — the original stays valid and AuthKit keeps it — and, per arcticjs.dev ('Figma only returns an access token and its expiration'), no token_type either (one implementation falls back to 'Bearer' for it), so the refresh answer does not require one and Bearer is assumed. SCOPES: granular scopes (current_user:read, file_content:read, …); the legacy files:read is deprecated; space-separated in the implementations seen (not confirmed on Figma's page). PKCE: not confirmed — none. REDIRECT: must match a callback URL registered on the OAuth app; one implementation uses http://127.0.0.1:PORT/…; any-port matching not confirmed — register http://127.0.0.1:8765/callback. No revocation endpoint documented (not confirmed), no device grant, no OIDC. WHOAMI (AuthKit team, issue 47): whoAmI is GET https://api.figma.com/v1/me ('Get current user', operationId getMe in openapi/openapi.yaml of github.com/figma/rest-api-spec, server https://api.figma.com): subject id ('Unique stable id of the user'), name handle ('Name of the user'). Scope: current_user:read (or the deprecated files:read) — the default. The OAuth token goes as 'Authorization: Bearer' (X-Figma-Token is for personal access tokens; from Figma's authentication overview, not re-read here). Origin https://api.figma.com, as in api.origins. ERRORS (AuthKit team): Figma's API answers errors as {\"error\": true, \"status\": 400, \"message\": …} (forum.figma.com threads on the token request; not read on Figma's page): the description is read from message too (token.response and refresh.response errorDescription).",
   "redirect": {
     "host": "127.0.0.1",
     "port": 8765,
@@ -309,7 +309,13 @@ enum BundledDescriptors {
   },
   "token": {
     "url": "https://api.figma.com/v1/oauth/token",
-    "clientAuthentication": "basic"
+    "clientAuthentication": "basic",
+    "response": {
+      "errorDescription": [
+        "error_description",
+        "message"
+      ]
+    }
   },
   "scopes": {
     "separator": " ",
@@ -349,11 +355,23 @@ enum BundledDescriptors {
       200
     ],
     "response": {
-      "requireTokenType": false
+      "requireTokenType": false,
+      "errorDescription": [
+        "error_description",
+        "message"
+      ]
     }
   },
-  "whoAmI": { "url": "https://api.figma.com/v1/me", "subject": "id", "name": "handle" },
-  "api": { "origins": ["https://api.figma.com"] }
+  "whoAmI": {
+    "url": "https://api.figma.com/v1/me",
+    "subject": "id",
+    "name": "handle"
+  },
+  "api": {
+    "origins": [
+      "https://api.figma.com"
+    ]
+  }
 }
 """#),
         ("flickr.json", #"""
@@ -736,7 +754,7 @@ enum BundledDescriptors {
   "name": "Instagram",
   "protocol": "oauth2",
   "documentation": "https://developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/business-login",
-  "_comment": "Instagram API with Instagram Login. Redirect URIs must be https, even for localhost, and match a registered one exactly: register https://localhost/callback (or set AUTHKIT_INSTAGRAM_REDIRECT_URI) and paste the URL the browser ends on (authkit authorize --manual). Instagram appends #_ to the redirect. The first token lives one hour; the follow-up exchange turns it into a 60-day token, which 'refresh' extends. Instagram refreshes a long-lived token only when it is at least 24 hours old and not expired, and it dies after 60 days without one: refreshPolicy refreshes it in its last 14 days (run 'authkit token refresh --due' daily). CLIENT SECRET: required ('client_secret set to your app's Instagram App Secret', developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/business-login; no public clients): token.requiresClientSecret. WHOAMI (AuthKit team, issue 47): no whoAmI. Instagram documents GET https://graph.instagram.com/me?fields=user_id,username with the token as the access_token query parameter (developers.facebook.com instagram-platform/instagram-api-with-instagram-login/get-started); that graph.instagram.com also takes it as 'Authorization: Bearer', the only way a whoAmI call sends it, was not confirmed from Meta's pages. If it does: url https://graph.instagram.com/me?fields=user_id,username, subject user_id (the professional account's Instagram user id; id is the app-scoped one), name username, scope instagram_business_basic (the default).",
+  "_comment": "Instagram API with Instagram Login. Redirect URIs must be https, even for localhost, and match a registered one exactly: register https://localhost/callback (or set AUTHKIT_INSTAGRAM_REDIRECT_URI) and paste the URL the browser ends on (authkit authorize --manual). Instagram appends #_ to the redirect. The first token lives one hour; the follow-up exchange turns it into a 60-day token, which 'refresh' extends. Instagram refreshes a long-lived token only when it is at least 24 hours old and not expired, and it dies after 60 days without one: refreshPolicy refreshes it in its last 14 days (run 'authkit token refresh --due' daily). CLIENT SECRET: required ('client_secret set to your app's Instagram App Secret', developers.facebook.com/docs/instagram-platform/instagram-api-with-instagram-login/business-login; no public clients): token.requiresClientSecret. WHOAMI (AuthKit team, issue 47): no whoAmI. Instagram documents GET https://graph.instagram.com/me?fields=user_id,username with the token as the access_token query parameter (developers.facebook.com instagram-platform/instagram-api-with-instagram-login/get-started); that graph.instagram.com also takes it as 'Authorization: Bearer', the only way a whoAmI call sends it, was not confirmed from Meta's pages. If it does: url https://graph.instagram.com/me?fields=user_id,username, subject user_id (the professional account's Instagram user id; id is the app-scoped one), name username, scope instagram_business_basic (the default). REFRESH REFUSED (AuthKit team): graph.instagram.com answers a long-lived token that can no longer be refreshed (expired after 60 days unrefreshed, invalidated by a password change) with a Graph API error {\"error\": {\"message\": …, \"type\": \"OAuthException\", \"code\": 190}} (developers.facebook.com/docs/graph-api/guides/error-handling: code 190, 'Access token has expired'): refresh.response.errorCode reads error.code before error.type (OAuthException names every error), and token.refreshRefusedErrors names 190.",
   "redirect": {
     "scheme": "https",
     "host": "localhost",
@@ -752,16 +770,35 @@ enum BundledDescriptors {
     "encoding": "form",
     "clientAuthentication": "post",
     "response": {
-      "accessToken": ["access_token", "data[0].access_token"],
-      "scope": ["permissions", "data[0].permissions"],
+      "accessToken": [
+        "access_token",
+        "data[0].access_token"
+      ],
+      "scope": [
+        "permissions",
+        "data[0].permissions"
+      ],
       "requireTokenType": false,
-      "errorCode": ["error", "error_type", "error.type"],
-      "errorDescription": ["error_description", "error_message", "error.message"]
-    }
+      "errorCode": [
+        "error",
+        "error_type",
+        "error.type"
+      ],
+      "errorDescription": [
+        "error_description",
+        "error_message",
+        "error.message"
+      ]
+    },
+    "refreshRefusedErrors": [
+      "190"
+    ]
   },
   "scopes": {
     "separator": ",",
-    "default": ["instagram_business_basic"],
+    "default": [
+      "instagram_business_basic"
+    ],
     "known": [
       "instagram_business_basic",
       "instagram_business_content_publish",
@@ -783,8 +820,16 @@ enum BundledDescriptors {
     },
     "response": {
       "requireTokenType": false,
-      "errorCode": ["error", "error_type", "error.type"],
-      "errorDescription": ["error_description", "error_message", "error.message"]
+      "errorCode": [
+        "error",
+        "error_type",
+        "error.type"
+      ],
+      "errorDescription": [
+        "error_description",
+        "error_message",
+        "error.message"
+      ]
     }
   },
   "refreshPolicy": {
@@ -802,11 +847,25 @@ enum BundledDescriptors {
     },
     "response": {
       "requireTokenType": false,
-      "errorCode": ["error", "error_type", "error.type"],
-      "errorDescription": ["error_description", "error_message", "error.message"]
+      "errorCode": [
+        "error",
+        "error_type",
+        "error.code",
+        "error.type"
+      ],
+      "errorDescription": [
+        "error_description",
+        "error_message",
+        "error.message"
+      ]
     }
   },
-  "api": { "origins": ["https://graph.instagram.com", "https://api.instagram.com"] }
+  "api": {
+    "origins": [
+      "https://graph.instagram.com",
+      "https://api.instagram.com"
+    ]
+  }
 }
 """#),
         ("line.json", #"""
@@ -865,7 +924,7 @@ enum BundledDescriptors {
   "name": "LinkedIn",
   "protocol": "oauth2",
   "documentation": "https://learn.microsoft.com/en-us/linkedin/shared/authentication/authorization-code-flow",
-  "_comment": "Sources read (excerpts): learn.microsoft.com/linkedin/shared/authentication authorization-code-flow, programmatic-refresh-tokens, token-introspection; OIDC endpoints seen in LinkedIn's discovery document as listed by a third party. AUTHORIZE: https://www.linkedin.com/oauth/v2/authorization with response_type=code, client_id, redirect_uri (required), state, scope (URL-encoded, space-separated). REDIRECT: must match one of the app's registered redirect URLs; URLs must be absolute, query parameters are ignored in matching, no '#'. Not confirmed: http/loopback and any-port behaviour — register http://127.0.0.1:8765/callback (or use https). TOKEN: POST https://www.linkedin.com/oauth/v2/accessToken, form-encoded, client_id and client_secret in the body (post). CLIENT SECRET (AuthKit team): the access token request's table lists client_secret as required ('The secret key value generated in Step 1', Required: Yes; the same page), and the standard flow has no public client (native PKCE is for approved apps only, above): token.requiresClientSecret true, so a sign-in without it is refused before the browser opens. Access tokens live 60 days (expires_in). REFRESH: only for approved Marketing Developer Platform partners ('programmatic refresh tokens'): refresh_token and refresh_token_expires_in (365 days) come with the code exchange; refreshing (grant_type=refresh_token at the token URL) gives a new 60-day access token but does NOT extend the refresh token, whose lifetime keeps counting from the first authorization; each answer's refresh_token_expires_in is the time remaining ('number of seconds remaining until the refresh token expires'), and AuthKit reads the expiry anew from every answer, so the stored expiry stays right. PKCE: not part of the standard 3-legged flow page read; a 'native PKCE' flow exists for approved apps only (not confirmed) — none here. REVOCATION: not confirmed — only token introspection (POST https://www.linkedin.com/oauth/v2/introspectToken with client_id, client_secret, token) was found; no revocation field set. OIDC ('Sign In with LinkedIn using OpenID Connect', scopes openid profile email): issuer https://www.linkedin.com/oauth, discovery https://www.linkedin.com/oauth/.well-known/openid-configuration (from a third-party listing; not confirmed on LinkedIn's page) — issuer.identifier left out because RFC 9207 iss in redirects is not documented. No device grant. OPENID (AuthKit team, issue 46): deliberately NO openid part (nor issuer), so the ID token that the default openid scope brings is not verified. LinkedIn's ID tokens carry no nonce claim, and AuthKit sends a nonce with every openid sign-in and refuses a token without it (Core §3.1.3.7 step 11) — an openid part would make every default LinkedIn sign-in fail. Reports: python-social-auth/social-core PR 833 ('LinkedIn does not send any nonce'), authlib/authlib issue 763 (2025: 'Missing nonce claim'), oqtane.framework issue 5532 (2025, RequireNonce), ASP.NET setups turning RequireNonce off (next-auth issue 8831), and LinkedIn's own linkedin-developers/linkedin-api-js-client issue 34 asking for nonce support (open); LinkedIn's page does not document nonce. What the part would hold, for when LinkedIn echoes the nonce (or AuthKit can do without it): issuer https://www.linkedin.com/oauth, keys https://www.linkedin.com/oauth/openid/jwks, RS256, userInfo https://api.linkedin.com/v2/userinfo, no end_session_endpoint — from LinkedIn's discovery document https://www.linkedin.com/oauth/.well-known/openid-configuration as quoted by third parties (logto.io provider explorer; a copy in application code), LinkedIn's 'Sign In with LinkedIn using OpenID Connect' (learn.microsoft.com/linkedin/consumer/integrations/self-serve/sign-in-with-linkedin-v2; only its opening was readable here: scopes openid, profile, email; an ID token, a JWT, comes with the access token) and tokens seen in the field (keycloak/keycloak issue 28686: 'Got: https://www.linkedin.com/oauth'). BEWARE: LinkedIn changed its ID tokens' iss from https://www.linkedin.com to https://www.linkedin.com/oauth without announcement around April 2024, breaking byte-for-byte issuer checks in Keycloak (issue 28686), Supabase (supabase/auth PRs 1534, 1536), Auth.js (next-auth PR 10671) and OpenIddict (PR 2162, for the discovery document). RS256 is not confirmed on LinkedIn's own page. WHOAMI (AuthKit team, issue 47): whoAmI is GET https://api.linkedin.com/v2/userinfo, the OpenID Connect UserInfo endpoint (the userinfo_endpoint of LinkedIn's discovery document, as listed above), with the access token as Bearer: subject sub ('A unique identifying value for the member'), name name. Scope: openid and profile — 'profile: Required to retrieve the member's lite profile including their id, name, and profile picture' (learn.microsoft.com sign-in-with-linkedin-v2) — the defaults. With no openid part (above) no ID token is verified, so this is how a web sign-in learns who signed in. Not confirmed on LinkedIn's page (only its opening was readable): the answer's members; sub and name are OpenID Connect's and those of the integrations seen (Ping Identity's LinkedIn kit, client code reading sub from this URL). Origin https://api.linkedin.com, as in api.origins.",
+  "_comment": "Sources read (excerpts): learn.microsoft.com/linkedin/shared/authentication authorization-code-flow, programmatic-refresh-tokens, token-introspection; OIDC endpoints seen in LinkedIn's discovery document as listed by a third party. AUTHORIZE: https://www.linkedin.com/oauth/v2/authorization with response_type=code, client_id, redirect_uri (required), state, scope (URL-encoded, space-separated). REDIRECT: must match one of the app's registered redirect URLs; URLs must be absolute, query parameters are ignored in matching, no '#'. Not confirmed: http/loopback and any-port behaviour — register http://127.0.0.1:8765/callback (or use https). TOKEN: POST https://www.linkedin.com/oauth/v2/accessToken, form-encoded, client_id and client_secret in the body (post). CLIENT SECRET (AuthKit team): the access token request's table lists client_secret as required ('The secret key value generated in Step 1', Required: Yes; the same page), and the standard flow has no public client (native PKCE is for approved apps only, above): token.requiresClientSecret true, so a sign-in without it is refused before the browser opens. Access tokens live 60 days (expires_in). REFRESH: only for approved Marketing Developer Platform partners ('programmatic refresh tokens'): refresh_token and refresh_token_expires_in (365 days) come with the code exchange; refreshing (grant_type=refresh_token at the token URL) gives a new 60-day access token but does NOT extend the refresh token, whose lifetime keeps counting from the first authorization; each answer's refresh_token_expires_in is the time remaining ('number of seconds remaining until the refresh token expires'), and AuthKit reads the expiry anew from every answer, so the stored expiry stays right. PKCE: not part of the standard 3-legged flow page read; a 'native PKCE' flow exists for approved apps only (not confirmed) — none here. REVOCATION: not confirmed — only token introspection (POST https://www.linkedin.com/oauth/v2/introspectToken with client_id, client_secret, token) was found; no revocation field set. OIDC ('Sign In with LinkedIn using OpenID Connect', scopes openid profile email): issuer https://www.linkedin.com/oauth, discovery https://www.linkedin.com/oauth/.well-known/openid-configuration (from a third-party listing; not confirmed on LinkedIn's page) — issuer.identifier left out because RFC 9207 iss in redirects is not documented. No device grant. OPENID (AuthKit team, issue 46): deliberately NO openid part (nor issuer), so the ID token that the default openid scope brings is not verified. LinkedIn's ID tokens carry no nonce claim, and AuthKit sends a nonce with every openid sign-in and refuses a token without it (Core §3.1.3.7 step 11) — an openid part would make every default LinkedIn sign-in fail. Reports: python-social-auth/social-core PR 833 ('LinkedIn does not send any nonce'), authlib/authlib issue 763 (2025: 'Missing nonce claim'), oqtane.framework issue 5532 (2025, RequireNonce), ASP.NET setups turning RequireNonce off (next-auth issue 8831), and LinkedIn's own linkedin-developers/linkedin-api-js-client issue 34 asking for nonce support (open); LinkedIn's page does not document nonce. What the part would hold, for when LinkedIn echoes the nonce (or AuthKit can do without it): issuer https://www.linkedin.com/oauth, keys https://www.linkedin.com/oauth/openid/jwks, RS256, userInfo https://api.linkedin.com/v2/userinfo, no end_session_endpoint — from LinkedIn's discovery document https://www.linkedin.com/oauth/.well-known/openid-configuration as quoted by third parties (logto.io provider explorer; a copy in application code), LinkedIn's 'Sign In with LinkedIn using OpenID Connect' (learn.microsoft.com/linkedin/consumer/integrations/self-serve/sign-in-with-linkedin-v2; only its opening was readable here: scopes openid, profile, email; an ID token, a JWT, comes with the access token) and tokens seen in the field (keycloak/keycloak issue 28686: 'Got: https://www.linkedin.com/oauth'). BEWARE: LinkedIn changed its ID tokens' iss from https://www.linkedin.com to https://www.linkedin.com/oauth without announcement around April 2024, breaking byte-for-byte issuer checks in Keycloak (issue 28686), Supabase (supabase/auth PRs 1534, 1536), Auth.js (next-auth PR 10671) and OpenIddict (PR 2162, for the discovery document). RS256 is not confirmed on LinkedIn's own page. WHOAMI (AuthKit team, issue 47): whoAmI is GET https://api.linkedin.com/v2/userinfo, the OpenID Connect UserInfo endpoint (the userinfo_endpoint of LinkedIn's discovery document, as listed above), with the access token as Bearer: subject sub ('A unique identifying value for the member'), name name. Scope: openid and profile — 'profile: Required to retrieve the member's lite profile including their id, name, and profile picture' (learn.microsoft.com sign-in-with-linkedin-v2) — the defaults. With no openid part (above) no ID token is verified, so this is how a web sign-in learns who signed in. Not confirmed on LinkedIn's page (only its opening was readable): the answer's members; sub and name are OpenID Connect's and those of the integrations seen (Ping Identity's LinkedIn kit, client code reading sub from this URL). Origin https://api.linkedin.com, as in api.origins. TOKEN TYPE (AuthKit team): LinkedIn's token answer carries access_token, expires_in and scope (refresh_token and refresh_token_expires_in for approved partners), no token_type (the sample response of its authorization-code-flow page; client libraries report it: panva/openid-client#826, spring-projects/spring-security#5983): token.response.requireTokenType false, the token taken as Bearer.",
   "redirect": {
     "host": "127.0.0.1",
     "port": 8765,
@@ -878,7 +937,10 @@ enum BundledDescriptors {
     "url": "https://www.linkedin.com/oauth/v2/accessToken",
     "encoding": "form",
     "clientAuthentication": "post",
-    "requiresClientSecret": true
+    "requiresClientSecret": true,
+    "response": {
+      "requireTokenType": false
+    }
   },
   "scopes": {
     "separator": " ",
@@ -902,8 +964,16 @@ enum BundledDescriptors {
     ]
   },
   "pkce": "none",
-  "whoAmI": { "url": "https://api.linkedin.com/v2/userinfo", "subject": "sub", "name": "name" },
-  "api": { "origins": ["https://api.linkedin.com"] }
+  "whoAmI": {
+    "url": "https://api.linkedin.com/v2/userinfo",
+    "subject": "sub",
+    "name": "name"
+  },
+  "api": {
+    "origins": [
+      "https://api.linkedin.com"
+    ]
+  }
 }
 """#),
         ("microsoft.json", #"""
@@ -913,7 +983,7 @@ enum BundledDescriptors {
   "name": "Microsoft identity platform",
   "protocol": "oauth2",
   "documentation": "https://learn.microsoft.com/en-us/entra/identity-platform/v2-oauth2-auth-code-flow",
-  "_comment": "Sources read: learn.microsoft.com entra/identity-platform v2-oauth2-auth-code-flow and reply-url (source: github.com/MicrosoftDocs/entra-docs); device endpoint seen in the v2.0 OpenID discovery documents. TENANT: {tenant} is common, organizations, consumers or a tenant id/domain (guest sign-in into another tenant needs the tenant id). CLIENT: register a 'Mobile and desktop applications' (public client) platform for a CLI — public clients must not send a secret (AuthKit sends client_id only when no secret is configured); web apps send client_secret in the body (documented), and 'the Basic auth pattern … per RFC 6749 is also supported'. PKCE: recommended for all app types, S256 and plain supported, required only for SPA redirect URIs. SCOPES: space-separated; a refresh token is returned only with offline_access; openid for an id_token. The token answer's 'scope' is shown URL-encoded in Microsoft's examples (cosmetic: the stored scopes may look encoded). REDIRECT: http is allowed only for localhost/loopback; for localhost the port is ignored when matching (any port); IPv6 [::1] is not supported; Microsoft recommends 127.0.0.1 over localhost, but the portal's text box refuses http://127.0.0.1 — add http://127.0.0.1/callback through the app manifest (replyUrlsWithType), or register http://localhost/callback and set redirect.host to localhost. A redirect URI without a path comes back with a trailing slash. REFRESH: RFC 6749 §6 at the token URL; refresh tokens for web and native apps have no fixed lifetime; a new refresh token is returned on every refresh and the old one should be discarded (not revoked on use); refresh tokens sent to 'spa' redirect URIs expire after 24 hours. REVOCATION: no RFC 7009 endpoint documented — not expressible as a per-token revocation (Microsoft Graph's POST /me/revokeSignInSessions revokes all of a user's refresh tokens, a different operation). DEVICE GRANT: POST https://login.microsoftonline.com/{tenant}/oauth2/v2.0/devicecode. OIDC: discovery https://login.microsoftonline.com/{tenant}/v2.0/.well-known/openid-configuration; the issuer is per tenant (https://login.microsoftonline.com/{tenantid}/v2.0), so no fixed issuer.identifier can be given for common/organizations/consumers; RFC 9207 iss in the redirect not documented. Errors come with HTTP 400 and carry error, error_description plus error_codes, trace_id, correlation_id. DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device). OPENID (AuthKit team, issue 46): issuer.identifier https://login.microsoftonline.com/{tenant}/v2.0 with openid.multiTenantIssuer (placeholder tenant, claim tid, values common and organizations; consumers an alias of the personal accounts' tenant 9188040d-6c67-4c5b-b112-36a304b66dad, whose issuer its tokens carry; organizations excluding that tenant, as it takes work and school accounts only) — this replaces 'no fixed issuer.identifier can be given' above. Sources (learn.microsoft.com entra/identity-platform, read in github.com/MicrosoftDocs/entra-docs): access-tokens.md 'Validate the issuer' (the tenant-independent common and organizations v2.0 documents return the issuer template https://login.microsoftonline.com/{tenantid}/v2.0; the application 'should replace the {tenantid} value in the issuer metadata with the tenant ID that is the target of the current request, and then check the exact match (tid claim of the token)', the tid being a GUID and iss exactly https://login.microsoftonline.com/{tid}/v2.0; 'consumers' is a nickname for tenant 9188040d-6c67-4c5b-b112-36a304b66dad); id-token-claims-reference.md (the token's version follows the endpoint: tokens from /oauth2/v2.0/authorize have an iss ending in /v2.0; tid is the tenant GUID, 9188040d-6c67-4c5b-b112-36a304b66dad for personal Microsoft accounts); v2-protocols-oidc.md (jwks_uri https://login.microsoftonline.com/{tenant}/discovery/v2.0/keys, userinfo_endpoint https://graph.microsoft.com/oidc/userinfo, sign-out by sending the browser to the document's end_session_endpoint, https://login.microsoftonline.com/{tenant}/oauth2/v2.0/logout, GET or POST, with post_logout_redirect_uri, which must be a registered redirect URI, and optional logout_hint); userinfo.md (UserInfo is a Microsoft Graph API, GET or POST); the common v2.0 document as quoted by third parties (orpheus.data.kit.edu, dev.fyicenter.com: id_token_signing_alg_values_supported [RS256], end_session_endpoint https://login.microsoftonline.com/common/oauth2/v2.0/logout, no authorization_response_iss_parameter_supported). RFC 9207: v2-oauth2-auth-code-flow.md documents only code and state in a successful redirect, so includedInResponse stays false. CAVEATS: (1) with {tenant} given as a domain name (contoso.onmicrosoft.com) AuthKit expects https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0, but tokens name the tenant by its GUID, so such a sign-in with openid is refused — give the tenant id (lower-case, as tid is written) or one of the three multi-tenant values; (2) Microsoft also asks that, with tenant-independent keys, each key's own 'issuer' member limit the tokens it verifies (access-tokens.md 'Validate the signing key issuer'): AuthKit does, for any multiTenantIssuer descriptor (the key's issuer, its {tenantid} replaced by the token's tid, must equal iss); (3) an app with custom signing keys (claims-mapping policy) must read keys at the key set URL with ?appid={client id} — override openid.keys; (4) the UserInfo access token must be one for Microsoft Graph (User.Read in the default scopes is; a sign-in asking only for another resource's scopes gets one that UserInfo refuses), and Microsoft recommends reading the ID token instead.",
+  "_comment": "Sources read: learn.microsoft.com entra/identity-platform v2-oauth2-auth-code-flow and reply-url (source: github.com/MicrosoftDocs/entra-docs); device endpoint seen in the v2.0 OpenID discovery documents. TENANT: {tenant} is common, organizations, consumers or a tenant id/domain (guest sign-in into another tenant needs the tenant id). CLIENT: register a 'Mobile and desktop applications' (public client) platform for a CLI — public clients must not send a secret (AuthKit sends client_id only when no secret is configured); web apps send client_secret in the body (documented), and 'the Basic auth pattern … per RFC 6749 is also supported'. PKCE: recommended for all app types, S256 and plain supported, required only for SPA redirect URIs. SCOPES: space-separated; a refresh token is returned only with offline_access; openid for an id_token. The token answer's 'scope' is shown URL-encoded in Microsoft's examples (cosmetic: the stored scopes may look encoded). REDIRECT: http is allowed only for localhost/loopback; for localhost the port is ignored when matching (any port); IPv6 [::1] is not supported; Microsoft recommends 127.0.0.1 over localhost, but the portal's text box refuses http://127.0.0.1 — add http://127.0.0.1/callback through the app manifest (replyUrlsWithType), or register http://localhost/callback and set redirect.host to localhost. A redirect URI without a path comes back with a trailing slash. REFRESH: RFC 6749 §6 at the token URL; refresh tokens for web and native apps have no fixed lifetime; a new refresh token is returned on every refresh and the old one should be discarded (not revoked on use); refresh tokens sent to 'spa' redirect URIs expire after 24 hours. REVOCATION: no RFC 7009 endpoint documented — not expressible as a per-token revocation (Microsoft Graph's POST /me/revokeSignInSessions revokes all of a user's refresh tokens, a different operation). DEVICE GRANT: POST https://login.microsoftonline.com/{tenant}/oauth2/v2.0/devicecode. OIDC: discovery https://login.microsoftonline.com/{tenant}/v2.0/.well-known/openid-configuration; the issuer is per tenant (https://login.microsoftonline.com/{tenantid}/v2.0), so no fixed issuer.identifier can be given for common/organizations/consumers; RFC 9207 iss in the redirect not documented. Errors come with HTTP 400 and carry error, error_description plus error_codes, trace_id, correlation_id. DEVICE GRANT: added by the AuthKit team from the provider documentation linked above (authkit authorize --device). OPENID (AuthKit team, issue 46): issuer.identifier https://login.microsoftonline.com/{tenant}/v2.0 with openid.multiTenantIssuer (placeholder tenant, claim tid, values common and organizations; consumers an alias of the personal accounts' tenant 9188040d-6c67-4c5b-b112-36a304b66dad, whose issuer its tokens carry; organizations excluding that tenant, as it takes work and school accounts only) — this replaces 'no fixed issuer.identifier can be given' above. Sources (learn.microsoft.com entra/identity-platform, read in github.com/MicrosoftDocs/entra-docs): access-tokens.md 'Validate the issuer' (the tenant-independent common and organizations v2.0 documents return the issuer template https://login.microsoftonline.com/{tenantid}/v2.0; the application 'should replace the {tenantid} value in the issuer metadata with the tenant ID that is the target of the current request, and then check the exact match (tid claim of the token)', the tid being a GUID and iss exactly https://login.microsoftonline.com/{tid}/v2.0; 'consumers' is a nickname for tenant 9188040d-6c67-4c5b-b112-36a304b66dad); id-token-claims-reference.md (the token's version follows the endpoint: tokens from /oauth2/v2.0/authorize have an iss ending in /v2.0; tid is the tenant GUID, 9188040d-6c67-4c5b-b112-36a304b66dad for personal Microsoft accounts); v2-protocols-oidc.md (jwks_uri https://login.microsoftonline.com/{tenant}/discovery/v2.0/keys, userinfo_endpoint https://graph.microsoft.com/oidc/userinfo, sign-out by sending the browser to the document's end_session_endpoint, https://login.microsoftonline.com/{tenant}/oauth2/v2.0/logout, GET or POST, with post_logout_redirect_uri, which must be a registered redirect URI, and optional logout_hint); userinfo.md (UserInfo is a Microsoft Graph API, GET or POST); the common v2.0 document as quoted by third parties (orpheus.data.kit.edu, dev.fyicenter.com: id_token_signing_alg_values_supported [RS256], end_session_endpoint https://login.microsoftonline.com/common/oauth2/v2.0/logout, no authorization_response_iss_parameter_supported). RFC 9207: v2-oauth2-auth-code-flow.md documents only code and state in a successful redirect, so includedInResponse stays false. CAVEATS: (1) with {tenant} given as a domain name (contoso.onmicrosoft.com) AuthKit expects https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0, but tokens name the tenant by its GUID, so such a sign-in with openid is refused — give the tenant id (lower-case, as tid is written) or one of the three multi-tenant values; (2) Microsoft also asks that, with tenant-independent keys, each key's own 'issuer' member limit the tokens it verifies (access-tokens.md 'Validate the signing key issuer'): AuthKit does, for any multiTenantIssuer descriptor (the key's issuer, its {tenantid} replaced by the token's tid, must equal iss); (3) an app with custom signing keys (claims-mapping policy) must read keys at the key set URL with ?appid={client id} — override openid.keys; (4) the UserInfo access token must be one for Microsoft Graph (User.Read in the default scopes is; a sign-in asking only for another resource's scopes gets one that UserInfo refuses), and Microsoft recommends reading the ID token instead. REFRESH REFUSED (AuthKit team): besides invalid_grant, the token endpoint answers interaction_required ('The request requires user interaction. For example, another authentication step is required' — retry the /authorize request; the error table of learn.microsoft.com's v2-oauth2-auth-code-flow) when Conditional Access or MFA asks for a sign-in: token.refreshRefusedErrors.",
   "placeholders": {
     "tenant": {
       "description": "the directory: common, organizations, consumers, or a tenant id (a domain name signs in, but its ID tokens name the tenant id, so they are refused)",
@@ -929,7 +999,10 @@ enum BundledDescriptors {
   },
   "token": {
     "url": "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token",
-    "clientAuthentication": "post"
+    "clientAuthentication": "post",
+    "refreshRefusedErrors": [
+      "interaction_required"
+    ]
   },
   "scopes": {
     "separator": " ",
@@ -1299,7 +1372,7 @@ enum BundledDescriptors {
   "name": "Slack (user token)",
   "protocol": "oauth2",
   "documentation": "https://docs.slack.dev/authentication/installing-with-oauth",
-  "_comment": "Sources read (excerpts): docs.slack.dev authentication/installing-with-oauth, reference/methods/oauth.v2.access and oauth.v2.user.access, authentication/using-pkce, changelog 2026-03-30 'PKCE is now generally available'. This descriptor is for a USER token (xoxp-) obtained by a CLI. AUTHORIZE: https://slack.com/oauth/v2/authorize takes bot scopes in 'scope' and user scopes in 'user_scope' (comma-separated). 'Desktop redirects are not allowed to request bot scopes' (custom schemes and localhost redirects of PKCE-enabled apps; docs.slack.dev authentication/using-pkce), and 'user scopes should be added as user_scope=<user_scope>' (installing-with-oauth): so authorization.scopeParameter is 'user_scope', and the requested scopes (scopes.default, or --scope) go there. TOKEN: POST https://slack.com/api/oauth.v2.access (form or JSON); Slack asks that client_id/client_secret be sent with HTTP Basic rather than as parameters. A PKCE-enabled app is a public client: no secret (AuthKit sends client_id only when none is configured) and code_verifier. ANSWER: HTTP 200 even for errors, {\"ok\": false, \"error\": \"invalid_code\"} (the default errorCode 'error' catches it); the bot token, if any, is at top level and the user token at authed_user.access_token (authed_user.token_type is 'user', top-level token_type 'bot'); granted scopes are comma-separated. Slack's token_type values are labels, not RFC 6750 types — the tokens are used as 'Authorization: Bearer'. So the token response sets assumeBearer. oauth.v2.user.access is a newer method that returns only a user token (same arguments incl. code_verifier); not used here because its answer shape was not confirmed. PKCE: optional, enabled per app in its settings, one-way (marks the app public); required when redirecting to a custom URI scheme. REFRESH / ROTATION: only with token rotation enabled (or always for PKCE apps redirecting to a custom scheme); access tokens then expire (expires_in) and a refresh is grant_type=refresh_token at oauth.v2.access; every refresh token of a PKCE-enabled app expires after 30 days; refreshes of desktop-redirect tokens need no client_secret. REDIRECT: non-PKCE apps need https redirect URLs registered under OAuth & Permissions; PKCE apps may use localhost redirects. Not confirmed: whether http://localhost (vs https) and any port are accepted, or 127.0.0.1 — hence a fixed http://localhost:8765/callback that you register. REVOCATION: auth.revoke (https://slack.com/api/auth.revoke) with the token in the Authorization header, answering {\"ok\": true, \"revoked\": true} — from Slack's method reference, not re-read in this research; errors also come with HTTP 200, and revocation.response.errorCode reads them: a refused revocation is reported and the credential kept. No device grant. 'Sign in with Slack' is a separate OpenID Connect flow (issuer https://slack.com, discovery https://slack.com/.well-known/openid-configuration, authorize https://slack.com/openid/connect/authorize, token https://slack.com/api/openid.connect.token) — not described by this file; issuer not confirmed here. WHOAMI (AuthKit team, issue 47): no whoAmI. auth.test (https://slack.com/api/auth.test, 'Checks authentication & identity', no scopes required, docs.slack.dev reference/methods/auth.test) answers user_id, user and team_id, but: Slack documents it as a POST (its Web API overview also takes GET query parameters, so a GET may well work — not confirmed); a user_id is not documented as unique without its team_id (Enterprise Grid ids aside), and a whoAmI subject is one field; and when Slack issues no user token this descriptor falls back to the top-level bot token, for which auth.test names the bot. Slack's documented way to learn who signed in is 'Sign in with Slack' (OpenID Connect), a separate descriptor.",
+  "_comment": "Sources read (excerpts): docs.slack.dev authentication/installing-with-oauth, reference/methods/oauth.v2.access and oauth.v2.user.access, authentication/using-pkce, changelog 2026-03-30 'PKCE is now generally available'. This descriptor is for a USER token (xoxp-) obtained by a CLI. AUTHORIZE: https://slack.com/oauth/v2/authorize takes bot scopes in 'scope' and user scopes in 'user_scope' (comma-separated). 'Desktop redirects are not allowed to request bot scopes' (custom schemes and localhost redirects of PKCE-enabled apps; docs.slack.dev authentication/using-pkce), and 'user scopes should be added as user_scope=<user_scope>' (installing-with-oauth): so authorization.scopeParameter is 'user_scope', and the requested scopes (scopes.default, or --scope) go there. TOKEN: POST https://slack.com/api/oauth.v2.access (form or JSON); Slack asks that client_id/client_secret be sent with HTTP Basic rather than as parameters. A PKCE-enabled app is a public client: no secret (AuthKit sends client_id only when none is configured) and code_verifier. ANSWER: HTTP 200 even for errors, {\"ok\": false, \"error\": \"invalid_code\"} (the default errorCode 'error' catches it); the bot token, if any, is at top level and the user token at authed_user.access_token (authed_user.token_type is 'user', top-level token_type 'bot'); granted scopes are comma-separated. Slack's token_type values are labels, not RFC 6750 types — the tokens are used as 'Authorization: Bearer'. So the token response sets assumeBearer. oauth.v2.user.access is a newer method that returns only a user token (same arguments incl. code_verifier); not used here because its answer shape was not confirmed. PKCE: optional, enabled per app in its settings, one-way (marks the app public); required when redirecting to a custom URI scheme. REFRESH / ROTATION: only with token rotation enabled (or always for PKCE apps redirecting to a custom scheme); access tokens then expire (expires_in) and a refresh is grant_type=refresh_token at oauth.v2.access; every refresh token of a PKCE-enabled app expires after 30 days; refreshes of desktop-redirect tokens need no client_secret. REDIRECT: non-PKCE apps need https redirect URLs registered under OAuth & Permissions; PKCE apps may use localhost redirects. Not confirmed: whether http://localhost (vs https) and any port are accepted, or 127.0.0.1 — hence a fixed http://localhost:8765/callback that you register. REVOCATION: auth.revoke (https://slack.com/api/auth.revoke) with the token in the Authorization header, answering {\"ok\": true, \"revoked\": true} — from Slack's method reference, not re-read in this research; errors also come with HTTP 200, and revocation.response.errorCode reads them: a refused revocation is reported and the credential kept. No device grant. 'Sign in with Slack' is a separate OpenID Connect flow (issuer https://slack.com, discovery https://slack.com/.well-known/openid-configuration, authorize https://slack.com/openid/connect/authorize, token https://slack.com/api/openid.connect.token) — not described by this file; issuer not confirmed here. WHOAMI (AuthKit team, issue 47): no whoAmI. auth.test (https://slack.com/api/auth.test, 'Checks authentication & identity', no scopes required, docs.slack.dev reference/methods/auth.test) answers user_id, user and team_id, but: Slack documents it as a POST (its Web API overview also takes GET query parameters, so a GET may well work — not confirmed); a user_id is not documented as unique without its team_id (Enterprise Grid ids aside), and a whoAmI subject is one field; and when Slack issues no user token this descriptor falls back to the top-level bot token, for which auth.test names the bot. Slack's documented way to learn who signed in is 'Sign in with Slack' (OpenID Connect), a separate descriptor. REFRESH REFUSED (AuthKit team): with token rotation, a spent or expired refresh token is answered {\"ok\": false, \"error\": \"invalid_refresh_token\"} (the error table of oauth.v2.access / oauth.v2.user.access, 'The given refresh token is invalid'): token.refreshRefusedErrors, so the user is asked to sign in again.",
   "redirect": {
     "host": "localhost",
     "port": 8765,
@@ -1337,7 +1410,10 @@ enum BundledDescriptors {
       ],
       "assumeBearer": true,
       "errorStatus": 200
-    }
+    },
+    "refreshRefusedErrors": [
+      "invalid_refresh_token"
+    ]
   },
   "scopes": {
     "separator": ",",
@@ -1377,7 +1453,12 @@ enum BundledDescriptors {
       "errorCode": "error"
     }
   },
-  "api": { "origins": ["https://slack.com", "https://*.slack.com"] }
+  "api": {
+    "origins": [
+      "https://slack.com",
+      "https://*.slack.com"
+    ]
+  }
 }
 """#),
         ("spotify.json", #"""
@@ -1441,7 +1522,7 @@ enum BundledDescriptors {
   "name": "Strava",
   "protocol": "oauth2",
   "documentation": "https://developers.strava.com/docs/authentication",
-  "_comment": "Sources read (excerpts): developers.strava.com/docs/authentication (table of contents and overview), the older strava.github.io/api/v3/oauth page, Strava community hub answers; details below beyond the excerpts are from Strava's authentication page as widely quoted and are marked. AUTHORIZE: https://www.strava.com/oauth/authorize (mobile apps: /oauth/mobile/authorize) with client_id, redirect_uri, response_type=code, approval_prompt=auto|force, scope — a COMMA-delimited list (read, read_all, profile:read_all, profile:write, activity:read, activity:read_all, activity:write). The user may deselect scopes: the granted ones come back in the redirect's 'scope' parameter ('the URL query string will include an authorization code and the scope accepted by the user'), and the token answer has none: authorization.grantedScopesParameter, so the credential records what was granted. REDIRECT: Strava matches only the host against the app's 'Authorization Callback Domain' (no scheme, no path); localhost and 127.0.0.1 are accepted for development (white-listed, as widely quoted; not confirmed on the excerpt read) — so any port; set the callback domain to 127.0.0.1. TOKEN: POST https://www.strava.com/oauth/token (also documented as https://www.strava.com/api/v3/oauth/token) with client_id and client_secret in the form body (post). The answer has token_type Bearer, access_token, expires_in, expires_at (Unix time), refresh_token and an 'athlete' summary. Access tokens live 6 hours (not re-confirmed). REFRESH: grant_type=refresh_token at the token URL with id and secret; the answer may carry a new refresh token and the old one then stops working — always keep the latest (not re-confirmed). ERRORS: 4xx with {\"message\": \"Bad Request\", \"errors\": [{\"resource\": …, \"field\": …, \"code\": \"invalid\"}]} (seen in Strava community answers) — mapped below. REVOCATION: POST https://www.strava.com/oauth/deauthorize with access_token=… (form) revokes the application's access for the athlete (all tokens) — from Strava's 'Deauthorization' section, not re-read here. PKCE: not documented — none. No device grant, no OIDC. CLIENT SECRET: required ('presenting a client_id and client_secret (obtained during application registration), along with the authorization code', strava.github.io/api/v3/oauth; no PKCE or public apps documented): token.requiresClientSecret. WHOAMI (AuthKit team, issue 47): whoAmI is GET https://www.strava.com/api/v3/athlete ('Get Authenticated Athlete', getLoggedInAthlete in Strava's API reference, developers.strava.com/swagger/swagger.json, basePath /api/v3): subject id (an integer, 'The unique identifier of the athlete', taken as its text), name firstname. 'Tokens with profile:read_all scope will receive a detailed athlete representation; all others will receive a summary representation' — both carry id and firstname, so the default read suffices. username is in real answers (often null) but not in the reference's athlete models (as generated from that swagger by client libraries), hence firstname rather than username. Origin https://www.strava.com, as in api.origins.",
+  "_comment": "Sources read (excerpts): developers.strava.com/docs/authentication (table of contents and overview), the older strava.github.io/api/v3/oauth page, Strava community hub answers; details below beyond the excerpts are from Strava's authentication page as widely quoted and are marked. AUTHORIZE: https://www.strava.com/oauth/authorize (mobile apps: /oauth/mobile/authorize) with client_id, redirect_uri, response_type=code, approval_prompt=auto|force, scope — a COMMA-delimited list (read, read_all, profile:read_all, profile:write, activity:read, activity:read_all, activity:write). The user may deselect scopes: the granted ones come back in the redirect's 'scope' parameter ('the URL query string will include an authorization code and the scope accepted by the user'), and the token answer has none: authorization.grantedScopesParameter, so the credential records what was granted. REDIRECT: Strava matches only the host against the app's 'Authorization Callback Domain' (no scheme, no path); localhost and 127.0.0.1 are accepted for development (white-listed, as widely quoted; not confirmed on the excerpt read) — so any port; set the callback domain to 127.0.0.1. TOKEN: POST https://www.strava.com/oauth/token (also documented as https://www.strava.com/api/v3/oauth/token) with client_id and client_secret in the form body (post). The answer has token_type Bearer, access_token, expires_in, expires_at (Unix time), refresh_token and an 'athlete' summary. Access tokens live 6 hours (not re-confirmed). REFRESH: grant_type=refresh_token at the token URL with id and secret; the answer may carry a new refresh token and the old one then stops working — always keep the latest (not re-confirmed). ERRORS: 4xx with {\"message\": \"Bad Request\", \"errors\": [{\"resource\": …, \"field\": …, \"code\": \"invalid\"}]} (seen in Strava community answers) — mapped below. REVOCATION: POST https://www.strava.com/oauth/deauthorize with access_token=… (form) revokes the application's access for the athlete (all tokens) — from Strava's 'Deauthorization' section, not re-read here. PKCE: not documented — none. No device grant, no OIDC. CLIENT SECRET: required ('presenting a client_id and client_secret (obtained during application registration), along with the authorization code', strava.github.io/api/v3/oauth; no PKCE or public apps documented): token.requiresClientSecret. WHOAMI (AuthKit team, issue 47): whoAmI is GET https://www.strava.com/api/v3/athlete ('Get Authenticated Athlete', getLoggedInAthlete in Strava's API reference, developers.strava.com/swagger/swagger.json, basePath /api/v3): subject id (an integer, 'The unique identifier of the athlete', taken as its text), name firstname. 'Tokens with profile:read_all scope will receive a detailed athlete representation; all others will receive a summary representation' — both carry id and firstname, so the default read suffices. username is in real answers (often null) but not in the reference's athlete models (as generated from that swagger by client libraries), hence firstname rather than username. Origin https://www.strava.com, as in api.origins. ERRORS (AuthKit team): Strava answers {\"message\": \"Bad Request\", \"errors\": [{\"resource\": \"RefreshToken\", \"field\": \"refresh_token\", \"code\": \"invalid\"}]}; the code is 'invalid' whatever was refused (a code, a scope, a client id), so the resource names the error (errors[0].resource, before errors[0].code), and a refused refresh token is resource RefreshToken (client projects' reports: dreeveapp/dreeve#1449; not read on Strava's page): token.refreshRefusedErrors.",
   "redirect": {
     "host": "127.0.0.1",
     "path": "/callback"
@@ -1460,13 +1541,17 @@ enum BundledDescriptors {
     "response": {
       "errorCode": [
         "error",
+        "errors[0].resource",
         "errors[0].code"
       ],
       "errorDescription": [
         "error_description",
         "message"
       ]
-    }
+    },
+    "refreshRefusedErrors": [
+      "RefreshToken"
+    ]
   },
   "scopes": {
     "separator": ",",
@@ -1495,8 +1580,16 @@ enum BundledDescriptors {
       200
     ]
   },
-  "whoAmI": { "url": "https://www.strava.com/api/v3/athlete", "subject": "id", "name": "firstname" },
-  "api": { "origins": ["https://www.strava.com"] }
+  "whoAmI": {
+    "url": "https://www.strava.com/api/v3/athlete",
+    "subject": "id",
+    "name": "firstname"
+  },
+  "api": {
+    "origins": [
+      "https://www.strava.com"
+    ]
+  }
 }
 """#),
         ("trello.json", #"""
@@ -1815,7 +1908,7 @@ enum BundledDescriptors {
   "name": "Zoom",
   "protocol": "oauth2",
   "documentation": "https://developers.zoom.us/docs/integrations/oauth/",
-  "_comment": "Sources read (excerpts): developers.zoom.us/docs/rooms/oauth ('OAuth 2.0': token request with Basic), changelog 'PKCE loopback support' (developers.zoom.us/changelog/platform/pkce-loopback), token-lifecycle notes from a partner-built 'zoom-plugin' (not Zoom's own documentation). The main OAuth page (docs/integrations/oauth) was only seen through these. TOKEN: POST https://zoom.us/oauth/token with 'Authorization: Basic base64(client_id:client_secret)' and form (or query) parameters grant_type=authorization_code, code, redirect_uri (and code_verifier with PKCE). Access tokens live 1 hour; the authorization code 5 minutes. REFRESH: grant_type=refresh_token at the token URL with Basic; ROTATES — each refresh returns a new refresh token and the old one stops working; refresh-token lifetime: Zoom's support article 360060332931 says 'Refresh tokens expire after 15 years, however, the latest refresh token must always be used for the next refresh request' (the partner notes said about 90 days) — not expressible, and rotation is what matters. PKCE: S256 supported for all user-authorized apps (required for Zoom Apps per those notes) — S256 here. REDIRECT: PKCE-enabled and native-app clients may use http://127.0.0.1:{port}/{path}; 'Zoom ignores the port when it matches loopback redirect URIs' — register http://127.0.0.1/callback; the URL must also be in the app's OAuth allow list. REVOCATION: POST https://zoom.us/oauth/revoke with Basic client authentication and form token=… (answer said to be {\"status\": \"success\"}) — consistent across many implementations; Zoom's reference page not read. DEVICE GRANT: supported for apps with 'Use App on Device' enabled: POST https://zoom.us/oauth/devicecode?client_id=… with Basic, answering device_code, user_code, verification_uri https://zoom.us/oauth_device and verification_uri_complete (per those notes and many implementations; not read on Zoom's page). No OIDC issuer for Zoom OAuth apps (not confirmed). Error responses are said to carry 'reason' besides 'error' (Zoom error codes 4700–4741) — not confirmed, so the default error mapping is kept. WHOAMI (AuthKit team, issue 47): whoAmI is GET https://api.zoom.us/v2/users/me ('Get a user', Zoom's API reference for GET /users/{userId}: 'For user-level apps, pass the me value instead of the userId parameter'): subject id ('User ID'), name email. SCOPE NEEDED: user:read (classic; or user:read:admin, or user_info:read, 'only available when you pass the me value'), user:read:user for apps with granular scopes — none is in scopes.default, which is empty because a Zoom app's scopes are chosen in the Marketplace, so give the app one of them. Origin https://api.zoom.us, as in api.origins.",
+  "_comment": "Sources read (excerpts): developers.zoom.us/docs/rooms/oauth ('OAuth 2.0': token request with Basic), changelog 'PKCE loopback support' (developers.zoom.us/changelog/platform/pkce-loopback), token-lifecycle notes from a partner-built 'zoom-plugin' (not Zoom's own documentation). The main OAuth page (docs/integrations/oauth) was only seen through these. TOKEN: POST https://zoom.us/oauth/token with 'Authorization: Basic base64(client_id:client_secret)' and form (or query) parameters grant_type=authorization_code, code, redirect_uri (and code_verifier with PKCE). Access tokens live 1 hour; the authorization code 5 minutes. REFRESH: grant_type=refresh_token at the token URL with Basic; ROTATES — each refresh returns a new refresh token and the old one stops working; refresh-token lifetime: Zoom's support article 360060332931 says 'Refresh tokens expire after 15 years, however, the latest refresh token must always be used for the next refresh request' (the partner notes said about 90 days) — not expressible, and rotation is what matters. PKCE: S256 supported for all user-authorized apps (required for Zoom Apps per those notes) — S256 here. REDIRECT: PKCE-enabled and native-app clients may use http://127.0.0.1:{port}/{path}; 'Zoom ignores the port when it matches loopback redirect URIs' — register http://127.0.0.1/callback; the URL must also be in the app's OAuth allow list. REVOCATION: POST https://zoom.us/oauth/revoke with Basic client authentication and form token=… (answer said to be {\"status\": \"success\"}) — consistent across many implementations; Zoom's reference page not read. DEVICE GRANT: supported for apps with 'Use App on Device' enabled: POST https://zoom.us/oauth/devicecode?client_id=… with Basic, answering device_code, user_code, verification_uri https://zoom.us/oauth_device and verification_uri_complete (per those notes and many implementations; not read on Zoom's page). No OIDC issuer for Zoom OAuth apps (not confirmed). Error responses are said to carry 'reason' besides 'error' (Zoom error codes 4700–4741): see ERRORS. WHOAMI (AuthKit team, issue 47): whoAmI is GET https://api.zoom.us/v2/users/me ('Get a user', Zoom's API reference for GET /users/{userId}: 'For user-level apps, pass the me value instead of the userId parameter'): subject id ('User ID'), name email. SCOPE NEEDED: user:read (classic; or user:read:admin, or user_info:read, 'only available when you pass the me value'), user:read:user for apps with granular scopes — none is in scopes.default, which is empty because a Zoom app's scopes are chosen in the Marketplace, so give the app one of them. Origin https://api.zoom.us, as in api.origins. ERRORS (AuthKit team): Zoom names the error in error and explains it in reason ({\"reason\": \"Invalid Token!\", \"error\": \"invalid_grant\"}; client projects' reports, e.g. raycast/extensions#10896): token.response.errorDescription reads reason too.",
   "redirect": {
     "host": "127.0.0.1",
     "path": "/callback"
@@ -1826,7 +1919,13 @@ enum BundledDescriptors {
   "token": {
     "url": "https://zoom.us/oauth/token",
     "encoding": "form",
-    "clientAuthentication": "basic"
+    "clientAuthentication": "basic",
+    "response": {
+      "errorDescription": [
+        "error_description",
+        "reason"
+      ]
+    }
   },
   "scopes": {
     "separator": " ",
@@ -1856,8 +1955,16 @@ enum BundledDescriptors {
       200
     ]
   },
-  "whoAmI": { "url": "https://api.zoom.us/v2/users/me", "subject": "id", "name": "email" },
-  "api": { "origins": ["https://api.zoom.us"] }
+  "whoAmI": {
+    "url": "https://api.zoom.us/v2/users/me",
+    "subject": "id",
+    "name": "email"
+  },
+  "api": {
+    "origins": [
+      "https://api.zoom.us"
+    ]
+  }
 }
 """#),
     ]
