@@ -131,8 +131,8 @@ import Testing
         #expect(Set(try parts(first).claims.keys) == ["jti", "htm", "htu", "iat"])
     }
 
-    /// `htu` is the URL without query and fragment (RFC 9449 §4.2), and
-    /// nothing else of it changes: an encoded `?` in the path stays.
+    /// `htu` is the URL without query and fragment (RFC 9449 §4.2), its path
+    /// as written: an encoded `?` in the path stays.
     @Test func theTargetURIDropsOnlyTheQueryAndFragment() {
         func htu(_ text: String) -> String { DPoPProof.targetURI(URL(string: text)!) }
         #expect(htu("https://api.example/v1/items?page=2") == "https://api.example/v1/items")
@@ -140,6 +140,15 @@ import Testing
         #expect(htu("https://api.example/v1#a?b") == "https://api.example/v1")
         #expect(htu("https://api.example/a%3Fb/c?x") == "https://api.example/a%3Fb/c")
         #expect(htu("https://api.example:8443/") == "https://api.example:8443/")
+        // As a server rebuilds it from the request (RFC 3986 §6.2.2–6.2.3):
+        // the default port left out (not in `Host`), an empty path `/` (the
+        // request line's), scheme and host in lower case.
+        #expect(htu("https://api.example:443/v1/items?x") == "https://api.example/v1/items")
+        #expect(htu("http://127.0.0.1:80/token") == "http://127.0.0.1/token")
+        #expect(htu("https://api.example") == "https://api.example/")
+        #expect(htu("https://api.example?x=1") == "https://api.example/")
+        #expect(htu("HTTPS://API.Example:8443/V1") == "https://api.example:8443/V1")
+        #expect(htu("https://[::1]:443/a") == "https://[::1]/a")
         #expect(
             DPoPProof.targetURI(URL(string: "items?x=1", relativeTo: URL(string: "https://api.example/v1/"))!)
                 == "https://api.example/v1/items")

@@ -40,7 +40,13 @@ package enum DPoPProof {
         return try await signer.sign(claims, header: header)
     }
 
-    /// `htu` (§4.2): the request's URI without its query and fragment.
+    /// `htu` (§4.2): the request's URI without its query and fragment, in
+    /// the form a server rebuilds from the request it received to compare
+    /// with it (§4.3 step 9, RFC 3986 §6.2.2–6.2.3): scheme and host in
+    /// lower case, the scheme's default port left out, an empty path `/`.
+    /// As written, `https://api.example:443/v1` (the transport leaves the
+    /// port out of `Host`) or a redirect to `https://api.example` (sent as
+    /// `GET /`) made a proof a server comparing strings refused.
     ///
     /// Cut at the first `?` or `#` of the URL's text: in a URL either can
     /// only begin the query or the fragment (one in a path or a host is
@@ -48,10 +54,17 @@ package enum DPoPProof {
     /// result, a tenth of a proof's cost beside its signature.
     package static func targetURI(_ url: URL) -> String {
         let text = url.absoluteString
-        guard let cut = text.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else {
-            return text
-        }
-        return String(text[..<cut])
+        let cut = text.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? text.endIndex
+        let uri = text[..<cut]
+        guard let separator = uri.firstRange(of: "://") else { return String(uri) }
+        let scheme = uri[..<separator.lowerBound].lowercased()
+        let rest = uri[separator.upperBound...]
+        let pathStart = rest.utf8.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
+        var authority = rest[..<pathStart].lowercased()
+        let defaultPort = scheme == "https" ? ":443" : scheme == "http" ? ":80" : nil
+        if let defaultPort, authority.hasSuffix(defaultPort) { authority.removeLast(defaultPort.count) }
+        let path = rest[pathStart...]
+        return scheme + "://" + authority + (path.isEmpty ? "/" : String(path))
     }
 
     /// The claims of §4.2. Written by ``ProofSerializer`` through `json`;
