@@ -1219,6 +1219,28 @@ import Testing
                 ])
         }
     }
+
+    /// A credential bound to a DPoP key before its descriptor turned `dpop`
+    /// off, refreshed through the descriptor's own call (which sends no
+    /// proof): the token it brings is a Bearer token, not bound to the key.
+    /// It kept the key and the type `DPoP`, and was sent as `Authorization:
+    /// DPoP` with proofs its server never bound it to.
+    @Test func aTemplateRefreshOfABoundCredentialBringsAnUnboundOne() async throws {
+        try await withServer { server in
+            server.route("GET", "/refresh_access_token") { _ in
+                .json(#"{"access_token":"IGlonger","expires_in":5184000}"#)
+            }
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("instagram", pointingTo: server),
+                settings: ClientSettings(clientID: "c", clientSecret: "s"), now: { fixedNow })
+            var bound = Credential(
+                providerID: "instagram", accessToken: "IGlong", tokenType: "DPoP", expiresAt: fixedNow)
+            bound.proofKey = ProofKey()
+            let refreshed = try await client.refresh(bound)
+            #expect(refreshed.accessToken == "IGlonger" && refreshed.proofKey == nil && refreshed.tokenType == "Bearer")
+            #expect(server.requests.last?.header("DPoP") == nil)
+        }
+    }
 }
 
 @Suite struct RevocationTests {

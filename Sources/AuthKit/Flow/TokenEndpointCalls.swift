@@ -422,9 +422,18 @@ final class TokenEndpointCalls: Sendable {
         let fields = try parse(
             try await transport.send(request, step: step), with: parser, mapping: template.response, previous: previous)
         warnAboutDropped(fields, step: step, previous: previous)
-        return makeCredential(
+        var credential = makeCredential(
             fields, step: step, receivedAt: receivedAt, previous: previous, requestedScopes: previous.scopes,
             label: previous.label)
+        // A template's call carries no DPoP proof (RFC 9449 §5), so what it
+        // brings is not bound to the earlier key (a credential bound before
+        // the descriptor turned `dpop` off): kept, the key and the earlier
+        // `DPoP` type had an unbound token sent as `Authorization: DPoP`.
+        if previous.proofKey != nil {
+            credential.proofKey = nil
+            if fields.tokenType == nil { credential.tokenType = "Bearer" }
+        }
+        return credential
     }
 
     /// How long `credential`'s token was given to live (its expiry less when
