@@ -31,6 +31,7 @@ public final class RawResponseServer: @unchecked Sendable {
     private let lock = NSLock()
     private var written = 0
     private var received = 0
+    private var closed = 0
 
     public init(_ script: Script) {
         self.script = script
@@ -67,7 +68,11 @@ public final class RawResponseServer: @unchecked Sendable {
     /// gave up means it is still reading.
     public var bytesWritten: Int { lock.withLock { written } }
 
+    /// How many client connections have closed.
+    public var connectionsClosed: Int { lock.withLock { closed } }
+
     fileprivate func count(_ bytes: Int) { lock.withLock { written += bytes } }
+    fileprivate func countClosed() { lock.withLock { closed += 1 } }
     fileprivate func countReceived(_ bytes: Int) { lock.withLock { received += bytes } }
 
     public func stop() async {
@@ -83,6 +88,11 @@ private final class ScriptHandler: ChannelInboundHandler, @unchecked Sendable {
     private var started = false
 
     init(server: RawResponseServer) { self.server = server }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        server.countClosed()
+        context.fireChannelInactive()
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         server.countReceived(unwrapInboundIn(data).readableBytes)

@@ -36,6 +36,35 @@
             return try await client.exchange(code: "c", pending: pending)
         }
 
+        /// A body its reader holds unread (an answer over 64 KiB, streamed,
+        /// whose request's deadline scope has been left) stops a second past
+        /// the request's deadline, freeing the worker and its connection:
+        /// waiting inside libcurl's write callback, where libcurl's own time
+        /// limit cannot act, it held both until the reader read again.
+        @Test func aBodyNobodyReadsStopsAtItsDeadline() async throws {
+            let server = RawResponseServer(
+                .init(
+                    head:
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: 100000000\r\n\r\n",
+                    repeating: String(repeating: "a", count: 16384)))
+            try await server.start()
+            defer { Task { await server.stop() } }
+            let http = CurlHTTPClient(timeout: 30, workers: workers)
+            let request = HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/large")!)
+            let (head, body) = try await withDeadline(
+                .seconds(1), display: "the test's server", stoppedBy: .stoppingItsTransfers
+            ) {
+                try await http.send(request, body: nil)
+            }
+            #expect(head.status.code == 200)
+            let started = ContinuousClock.now
+            while server.connectionsClosed == 0, ContinuousClock.now - started < .seconds(10) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(server.connectionsClosed == 1, "the unread body's connection was still open 10 s on")
+            withExtendedLifetime(body) {}
+        }
+
         @Test func aSecondTokenRequestToTheSameServerReusesTheConnection() async throws {
             try await withServer { server in
                 server.route("POST", "/token") { _ in StubResponse.json(Self.token).keptAlive() }

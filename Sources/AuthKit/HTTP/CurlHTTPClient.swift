@@ -23,16 +23,17 @@
     /// backpressure, so a 13 MB gzip body that inflates to 2 GiB was measured to
     /// cost 2.1 GB of memory before any reader could stop it. Here the body
     /// arrives through a write callback that AuthKit controls:
-    /// - decoding (gzip, deflate) stays on, and each inflated chunk waits until the
+    /// - decoding (every one libcurl has: gzip, deflate, br, zstd) stays on, and each inflated chunk waits until the
     ///   reader has room for it (a few chunks are buffered), so memory stays near
     ///   what the reader keeps, and a cap stops the transfer mid-inflation;
     /// - redirects are never followed, as ``HTTPClient`` requires;
     /// - stopping the body (a cap, a deadline, a cancelled task) aborts the transfer
-    ///   at the next callback; `timeout` aborts a connection silent for that long.
+    ///   at the next callback; `timeout` aborts a transfer that sends under a byte a
+    ///   second for that long (libcurl's low-speed limit, an average, not silence alone).
     /// Only `http` and `https` are spoken, trusting the system's certificate
     /// authorities, or those ``CertificateAuthorities/environment`` names.
     package struct CurlHTTPClient: ParsedURLHTTPClient {
-        /// Seconds to connect, and the longest silence allowed between bytes.
+        /// Seconds to connect, and the longest a transfer may send under a byte a second.
         package var timeout: TimeInterval
 
         /// The threads, and easy handles with their open connections, transfers run on.
@@ -133,6 +134,9 @@
         private var headBytes = 0
         /// Whether the final head has been read (transfer's thread only).
         private var headEnded = false
+        /// Whether the transfer stopped because its body was not read by a
+        /// second past its deadline (transfer's thread only).
+        private var unreadPastTheDeadline = false
         /// Whether that head was taken, to be handed over (transfer's thread only).
         private var headAccepted = false
         /// Whether the head has gone to the caller (transfer's thread only).
@@ -234,22 +238,38 @@
             }
             var headers: UnsafeMutablePointer<curl_slist>?
             defer { authkit_curl_slist_free_all(headers) }
+            // Each line added, or none sent: out of memory, curl_slist_append
+            // answers NULL and keeps the list, which was then lost (leaked)
+            // and the request sent with only some of its fields.
+            var complete = true
+            func add(_ line: String) {
+                guard complete, let longer = authkit_curl_slist_append(headers, line) else {
+                    complete = false
+                    return
+                }
+                headers = longer
+            }
             var hasContentType = false
             for field in request.headerFields.withoutFraming {
                 if field.name == .contentType { hasContentType = true }
                 // libcurl removes a header given as "Name:" with nothing after
                 // it (its own default's off switch); "Name;" sends it empty.
-                headers = authkit_curl_slist_append(
-                    headers, field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
+                add(field.value.isEmpty ? "\(field.name.rawName);" : "\(field.name.rawName): \(field.value)")
             }
-            headers = authkit_curl_slist_append(headers, "Expect:") // no 100-continue round trip
+            add("Expect:") // no 100-continue round trip
             let method = request.method.rawValue
             // A POST, PUT or PATCH with no body sends an empty one, framed
             // (`Content-Length: 0`, RFC 9110 §8.6): with only its method
             // set, libcurl sent no framing, and some servers answer 411.
             let body = body ?? (["POST", "PUT", "PATCH"].contains(method) ? Data() : nil)
             // Nor the form type libcurl gives a body the caller typed none for.
-            if body != nil, !hasContentType { headers = authkit_curl_slist_append(headers, "Content-Type:") }
+            if body != nil, !hasContentType { add("Content-Type:") }
+            guard complete else {
+                return AuthKitError.network(
+                    url: display,
+                    reason: .init(
+                        .transportUnavailable, "libcurl could not hold the request's header fields (out of memory)"))
+            }
 
             let context = Unmanaged.passUnretained(self).toOpaque()
             _ = authkit_curl_set_pointer(handle, CURLOPT_URL, url.absoluteString)
@@ -336,6 +356,10 @@
                 return AuthKitError.network(url: display, reason: .init(.malformedAnswer, refusedHead))
             } else if isCancelled {
                 return CancellationError()
+            } else if unreadPastTheDeadline {
+                return AuthKitError.network(
+                    url: display,
+                    reason: .init(.timedOut, "its answer was not read before the request's deadline, and was stopped"))
             } else if code == CURLE_OUT_OF_MEMORY, !headEnded {
                 // libcurl's words for a header line over its 100 KiB limit
                 // (CURL_MAX_HTTP_HEADER), which it refuses before handing it over.
@@ -444,8 +468,18 @@
 
         private func stream(_ chunk: Data) -> Bool {
             var chunk = chunk
+            // Waiting here, inside libcurl's write callback, libcurl cannot
+            // apply its own time limit: a reader that holds the body unread
+            // (its request's deadline scope already left) held this worker,
+            // its connection and the wake-ups below until it read again.
+            // Given up as libcurl would have, a second past the deadline.
+            let giveUp = lock.withLock { deadline }.map { $0 + .seconds(1) }
             while true {
                 if isCancelled { return false }
+                if let giveUp, ContinuousClock.now >= giveUp {
+                    unreadPastTheDeadline = true
+                    return false
+                }
                 switch continuation.yield(chunk) {
                 case .enqueued: return true
                 case .terminated: return false

@@ -225,7 +225,8 @@
                     }
                     guard let transfer = waiting else { return }
                     if let handle {
-                        // Cleared by each reset: set again for every transfer.
+                        // Set again for every transfer, as every other option
+                        // is after a reset (which keeps the share, not MAXCONNECTS).
                         _ = authkit_curl_use_share(handle, pool.sharedCaches())
                         _ = authkit_curl_set_long(handle, CURLOPT_MAXCONNECTS, pool.keptConnections)
                     }

@@ -13,7 +13,8 @@ import HTTPTypes
 ///
 /// The flow engines talk to every endpoint only through this protocol, so tests
 /// can observe exactly what is sent and apps can use their own HTTP stack.
-/// ``URLSessionHTTPClient`` is the default. What a transport must do, because
+/// ``platformHTTPClient(timeout:)`` is the default (libcurl on Linux,
+/// `URLSession` on Apple platforms). What a transport must do, because
 /// AuthKit's rules for credentials rest on it:
 /// - **never follow a redirect**: a 3xx comes back as the response. Whether a
 ///   redirect is followed, and with which headers, is AuthKit's decision per
@@ -65,8 +66,9 @@ extension ParsedURLHTTPClient {
 /// against a hostile body, which FoundationNetworking's `URLSession` cannot:
 /// docs/http.md), loaded when its first request is sent; on Apple platforms,
 /// ``URLSessionHTTPClient``. The one public way to it, whatever the platform.
-/// - Parameter timeout: how many seconds without data end a transfer (the
-///   request's own deadline is ``RequestPolicy``'s).
+/// - Parameter timeout: how many seconds to connect, and, on Linux, how long
+///   a transfer may send under a byte a second (URLSession: without data) before
+///   it ends (the request's own deadline is ``RequestPolicy``'s).
 public func platformHTTPClient(timeout: TimeInterval = 30) -> any HTTPClient {
     #if canImport(CAuthKitLinux)
         return CurlHTTPClient(timeout: timeout)
