@@ -104,7 +104,8 @@ package final class DPoPNonces: Sendable {
 
     /// Whose nonce it is. RFC 9449 keeps them apart: the authorization
     /// server's (§8) goes in proofs to its token endpoint (AuthKit's PAR and
-    /// device requests carry none: `dpop_jkt` binds the code, §10), a
+    /// device requests carry none: a PAR's `dpop_jkt` binds its code, §10;
+    /// a device code is bound by its first poll's proof), a
     /// resource server's (§9) in proofs to its API (UserInfo included).
     /// Kept by origin alone, where both share one (`https://api.example/oauth/token`
     /// and `/v1/…`) a refresh's nonce replaced the API's, and the next API

@@ -15,7 +15,8 @@ import JWTKit
 ///
 /// Each assertion is made for one request: `iss` and `sub` are the client id,
 /// `aud` the token endpoint's URL (Core §9; RFC 7523 §3 lets the server
-/// accept it), `exp` a minute after `iat`, and `jti` fresh, since servers
+/// accept it), or the issuer where the descriptor's `token.assertionAudience`
+/// says so, `exp` a minute after `iat`, and `jti` fresh, since servers
 /// refuse one they have seen (RFC 7523 §3 item 7).
 package enum ClientAssertion {
     /// `client_assertion_type` (RFC 7523 §2.2).
@@ -255,7 +256,7 @@ package struct ClientKey: Sendable {
             return ClientKey(material: .rsa(key, pss: jwk.alg == "PS256"), keyID: jwk.kid)
         default:
             throw refuse(
-                "is a \(jwk.kty ?? "typeless") \(jwk.crv ?? "") key; AuthKit signs with P-256 (ES256) or RSA (RS256, PS256) keys."
+                "is a \(DisplayText.sanitized(jwk.kty ?? "typeless", limit: 40)) \(DisplayText.sanitized(jwk.crv ?? "", limit: 40)) key; AuthKit signs with P-256 (ES256) or RSA (RS256, PS256) keys."
             )
         }
     }
