@@ -218,13 +218,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 return
             }
             do {
-                try await mapped { [self] in
-                    if !held.savepointed.current {
-                        try await run("SAVEPOINT \(unescaped: Self.savepoint)")
-                        held.savepointed.withLock { $0 = true }
-                    }
-                    try await run(try Self.upsert(key, keyID: keyID, sealed: sealed))
-                }
+                try await mapped { [self] in try await run(try Self.upsert(key, keyID: keyID, sealed: sealed)) }
                 // Committed with the lock's release; replayed should that fail (lockedTransaction).
                 held.lastSave.withLock { $0 = save }
             } catch  where held.isLost {
@@ -282,12 +276,23 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         path: "the refresh lock",
         reason: .init(
             .inaccessible,
-            "its transaction did not commit (its connection was lost, or the database aborted it), and the stored credential changed meanwhile, so the renewal was not written over it"
+            "its connection was lost during the refresh (the database restarted?), and the stored credential changed meanwhile, so the renewal was not written over it"
         ))
 
-    /// Made on the lock's connection before its first save: rolled back to,
-    /// what the body did since is undone, the advisory lock (taken before
-    /// it) kept, and the transaction usable again even if aborted.
+    /// ``keep(_:held:)`` found the row changed, not by this lock's body:
+    /// a save made without the lock (``CredentialStore/save(_:)`` from code
+    /// that does not take it) came first.
+    static let changedOutsideTheLock = AuthKitError.store(
+        path: "the refresh lock",
+        reason: .init(
+            .inaccessible,
+            "the stored credential was changed without the lock while the refresh held it, so the renewal was not written over that change"
+        ))
+
+    /// Made on the lock's connection once the lock is held, before the body
+    /// runs: rolled back to, all the body did is undone (as a rollback of
+    /// the whole transaction undid it), the advisory lock (taken before it)
+    /// kept, and the transaction usable again even if aborted.
     static let savepoint = "authkit_before_save"
 
     /// The row of a sealed credential, written or replaced.
@@ -383,7 +388,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         /// `statement_timeout`): PostgreSQL has aborted the transaction,
         /// and its COMMIT would be answered ROLLBACK, with no error.
         let aborted = LockedValue(false)
-        /// Whether the savepoint before the first save has been made
+        /// Whether the savepoint after the lock has been made
         /// (``PostgresStore/savepoint``).
         let savepointed = LockedValue(false)
 
@@ -540,6 +545,10 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// A credential that came without a refresh token keeps the stored one's
     /// where it is the same account's (Google issues one only at the first
     /// consent), read in the same transaction: one more statement, only then.
+    /// A stored row sealed under a key this instance was not given is
+    /// replaced, with a warning; one whose columns do not read as AuthKit
+    /// writes them (the table changed by hand) fails the save with
+    /// `invalidContents`: the schema is the operator's to put back.
     public func saveSignIn(_ credential: Credential, lockTimeout: Duration) async throws {
         let key = credential.key
         let binding = Self.binding(key)
@@ -616,7 +625,8 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
             what: "a connection for the refresh of \(key) (\(lockConnections) are lent to refresh locks, all in use)"
         ) {
             try await lockedTransaction(
-                of: key, waiting: max(waiting - (ContinuousClock.now - started), .milliseconds(100)), body)
+                of: key, waiting: max(waiting - (ContinuousClock.now - started), .milliseconds(100)),
+                savepoint: true, body)
         }
     }
 
@@ -626,8 +636,12 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// and each of the transaction's own statements has the operation
     /// timeout (the lock's, `waiting` more): one that passes closes the
     /// connection, which ends the transaction and the lock.
+    /// - Parameter savepoint: make ``savepoint`` once the lock is held, for
+    ///   a body that saves through the store (``keep(_:held:)``); a
+    ///   sign-in's save, which writes its row itself, needs none.
     private func lockedTransaction<Result: Sendable>(
-        of key: CredentialKey, waiting: Duration, _ body: @Sendable (PostgresConnection) async throws -> Result
+        of key: CredentialKey, waiting: Duration, savepoint: Bool = false,
+        _ body: @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let logger = self.logger
         let started = ContinuousClock.now
@@ -675,6 +689,12 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                     try await withOperationTimeout(extra: left) {
                         try await connection.run("SELECT pg_advisory_xact_lock(\(lock))", logger: logger)
                     }
+                    if savepoint {
+                        try await withOperationTimeout {
+                            try await connection.run("SAVEPOINT \(unescaped: Self.savepoint)", logger: logger)
+                        }
+                        held.savepointed.withLock { $0 = true }
+                    }
                     result = try await body(connection)
                 } catch {
                     // A save `body` made before it failed is kept, as the
@@ -712,7 +732,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
 
     /// Ends a locked transaction that cannot be committed as it is (its
     /// body failed, or the database aborted it) keeping `save`: rolled back
-    /// to the savepoint before the first save, the save made again on the
+    /// to the savepoint made once the lock was held, the save made again on the
     /// lock's connection and committed, so the lock is held until the save
     /// is stored. The whole transaction rolled back released the lock
     /// first, and another instance waiting for it read the spent refresh
@@ -732,12 +752,12 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 }
                 guard !made.isEmpty else {
                     try? await withOperationTimeout { try await connection.run("ROLLBACK", logger: logger) }
-                    throw Self.changedMeanwhile
+                    throw Self.changedOutsideTheLock
                 }
                 try await withOperationTimeout { try await connection.run("COMMIT", logger: logger) }
                 held.lastSave.withLock { $0 = nil }
                 return
-            } catch let error as AuthKitError where error == Self.changedMeanwhile {
+            } catch let error as AuthKitError where error == Self.changedOutsideTheLock {
                 throw error
             } catch {
                 try? await connection.close()

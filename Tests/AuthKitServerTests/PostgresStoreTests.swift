@@ -861,6 +861,31 @@ struct PostgresStoreTests {
         }
     }
 
+    /// A body that removed, then saved the account before it failed keeps
+    /// the save: rolled back to where the lock was taken, the row is as it
+    /// was read, and the save is made again over it. Rolled back only to
+    /// the first save, the removal stayed, the save's replay found no row,
+    /// and the old row (its spent refresh token) came back.
+    @Test func aBodyThatRemovedThenSavedBeforeFailingKeepsTheSave() async throws {
+        struct Failed: Error {}
+        try await Self.withStore(schema: "removed_then_saved", clients: 1) { stores in
+            let stored = Self.credential("removed", access: "old")
+            try await stores[0].save(stored)
+            var renewing = stored
+            renewing.refreshToken = "rotated"
+            let renewed = renewing
+            await #expect(throws: Failed.self) {
+                try await stores[0].withRefreshLock(for: stored.key, timeout: .seconds(10)) {
+                    _ = try await stores[0].credential(for: stored.key)
+                    try await stores[0].remove(stored.key)
+                    try await stores[0].save(renewed)
+                    throw Failed()
+                }
+            }
+            #expect(try await stores[0].credential(for: stored.key)?.refreshToken == "rotated")
+        }
+    }
+
     /// A body that caught an error of the database's after its save (here a
     /// read PostgreSQL refuses: a NUL in a text parameter) has an aborted
     /// transaction, whose COMMIT PostgreSQL answers ROLLBACK without an

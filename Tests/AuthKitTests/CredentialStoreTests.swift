@@ -171,6 +171,21 @@ import Testing
         }
     #endif
 
+    /// `allCredentials()` lists by provider, then label, as the protocol
+    /// says, whatever order the file holds them in (one edited by hand).
+    @Test func aFileInAnotherOrderIsListedSorted() async throws {
+        let home = try temporaryHome()
+        defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }
+        let store = FileCredentialStore(environment: ["AUTHKIT_HOME": home.path])
+        for id in ["github", "qiita"] { try await store.save(credential(id)) }
+        let data = try Data(contentsOf: store.fileURL)
+        var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let entries = try #require(object["credentials"] as? [Any])
+        object["credentials"] = Array(entries.reversed())
+        try JSONSerialization.data(withJSONObject: object).write(to: store.fileURL)
+        #expect(try await store.allCredentials().map(\.providerID) == ["github", "qiita"])
+    }
+
     @Test func createsPrivateDirectoryAndFile() async throws {
         let home = try temporaryHome()
         defer { try? FileManager.default.removeItem(at: home.deletingLastPathComponent()) }

@@ -25,12 +25,12 @@ import Testing
         Refusal(
             provider: "slack", method: "POST", path: "/api/oauth.v2.access", status: 200,
             body: #"{"ok":false,"error":"invalid_refresh_token"}"#, code: "invalid_refresh_token"),
-        // Strava: the code is "invalid" whatever was refused; the resource says what.
+        // Strava: in `errors`, "invalid" (at a refresh, as wide as invalid_grant).
         Refusal(
             provider: "strava", method: "POST", path: "/oauth/token", status: 400,
             body:
                 #"{"message":"Bad Request","errors":[{"resource":"RefreshToken","field":"refresh_token","code":"invalid"}]}"#,
-            code: "RefreshToken"),
+            code: "invalid"),
         // Microsoft: Conditional Access or MFA wants the user back at /authorize.
         Refusal(
             provider: "microsoft", method: "POST", path: "/common/oauth2/v2.0/token", status: 400,

@@ -529,10 +529,6 @@ import Testing
         #expect(try await saved(after: bound, credential(refresh: nil)) == nil)
     }
 
-    /// A refresh answer's members replace the earlier ones; of those it
-    /// does not repeat, what describes the earlier token (`expires_in`) is
-    /// not kept (it said nothing of the new one), and the rest is (the
-    /// sign-in's `id_token`, an account id, Slack's `team`), within bounds.
     /// The stored credential could not be read at the sign-in's save (a
     /// busy store, a cancelled wait): the save fails, and the refresh token
     /// stored stays. Taken as "none stored", the sign-in was saved over it.
@@ -555,6 +551,10 @@ import Testing
         #expect(try await garbled.inner.credential(for: stored.key)?.accessToken == "second")
     }
 
+    /// A refresh answer's members replace the earlier ones; of those it
+    /// does not repeat, what describes the earlier token (`expires_in`) is
+    /// not kept (it said nothing of the new one), and the rest is (the
+    /// sign-in's `id_token`, an account id, Slack's `team`), within bounds.
     @Test func aRefreshKeepsTheEarlierMembersButWhatDescribedTheEarlierToken() async throws {
         try await withServer { server in
             server.route("POST", "/token") { _ in

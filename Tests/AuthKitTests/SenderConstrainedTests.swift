@@ -149,6 +149,8 @@ import Testing
         #expect(htu("https://api.example?x=1") == "https://api.example/")
         #expect(htu("HTTPS://API.Example:8443/V1") == "https://api.example:8443/V1")
         #expect(htu("https://[::1]:443/a") == "https://[::1]/a")
+        #expect(htu("https://user:Pass@API.example/a") == "https://api.example/a")
+        #expect(htu("https://api.example:/a") == "https://api.example/a")
         #expect(
             DPoPProof.targetURI(URL(string: "items?x=1", relativeTo: URL(string: "https://api.example/v1/"))!)
                 == "https://api.example/v1/items")

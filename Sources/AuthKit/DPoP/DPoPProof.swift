@@ -43,7 +43,8 @@ package enum DPoPProof {
     /// `htu` (§4.2): the request's URI without its query and fragment, in
     /// the form a server rebuilds from the request it received to compare
     /// with it (§4.3 step 9, RFC 3986 §6.2.2–6.2.3): scheme and host in
-    /// lower case, the scheme's default port left out, an empty path `/`.
+    /// lower case, no user information, the scheme's default port (or an
+    /// empty one) left out, an empty path `/`.
     /// As written, `https://api.example:443/v1` (the transport leaves the
     /// port out of `Host`) or a redirect to `https://api.example` (sent as
     /// `GET /`) made a proof a server comparing strings refused.
@@ -60,11 +61,16 @@ package enum DPoPProof {
         let scheme = uri[..<separator.lowerBound].lowercased()
         let rest = uri[separator.upperBound...]
         let pathStart = rest.utf8.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
-        var authority = rest[..<pathStart].lowercased()
+        // No user name or password: a server cannot rebuild them from the
+        // request, and a password would travel in every proof.
+        var authority = rest[..<pathStart]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var host = authority.lowercased()
         let defaultPort = scheme == "https" ? ":443" : scheme == "http" ? ":80" : nil
-        if let defaultPort, authority.hasSuffix(defaultPort) { authority.removeLast(defaultPort.count) }
+        if let defaultPort, host.hasSuffix(defaultPort) { host.removeLast(defaultPort.count) }
+        if host.hasSuffix(":") { host.removeLast() } // an empty port is the default one (RFC 3986 §3.2.3)
         let path = rest[pathStart...]
-        return scheme + "://" + authority + (path.isEmpty ? "/" : String(path))
+        return scheme + "://" + host + (path.isEmpty ? "/" : String(path))
     }
 
     /// The claims of §4.2. Written by ``ProofSerializer`` through `json`;

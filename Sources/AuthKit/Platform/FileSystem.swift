@@ -310,9 +310,9 @@
     /// not: its other members could write what is group-writable, as
     /// OpenSSH's permission checks hold too (Debian's walks the accounts so).
     package static func isOwnPrivateGroup(_ gid: gid_t) -> Bool {
-        guard gid == getegid(), let user = userName(geteuid()), let (name, members) = groupEntry(gid) else {
-            return false
-        }
+        guard gid == getegid(), let user = userName(geteuid()), let (name, members) = groupEntry(gid),
+            isPrivateGroup(name: name, members: members, userName: user)
+        else { return false }
         return isPrivateGroup(
             name: name, members: members, userName: user, primaryGroupOf: accounts(withPrimaryGroup: gid))
     }
@@ -325,21 +325,26 @@
     }
 
     /// The accounts whose primary group is `gid`, read from the account
-    /// database (getpwent: its cursor is the process's, so one walk at a
-    /// time). Only asked of a file or directory that is group-writable.
+    /// database once per process (getpwent: its cursor is the process's, so
+    /// one walk at a time). Only asked of a file or directory that is
+    /// group-writable in what is otherwise the user's private group.
     private static func accounts(withPrimaryGroup gid: gid_t) -> [String] {
         accountWalk.withLock {
+            if let known = primaryGroupMembers[gid] { return known }
             setpwent()
             defer { endpwent() }
             var names = [String]()
             while let entry = getpwent() {
                 if entry.pointee.pw_gid == gid, let name = entry.pointee.pw_name { names.append(String(cString: name)) }
             }
+            primaryGroupMembers[gid] = names
             return names
         }
     }
 
     private static let accountWalk = ThreadLock()
+    /// Guarded by ``accountWalk``.
+    nonisolated(unsafe) private static var primaryGroupMembers: [gid_t: [String]] = [:]
 
     /// The entry's strings live in the buffer: read inside its closure.
     private static func userName(_ uid: uid_t) -> String? {

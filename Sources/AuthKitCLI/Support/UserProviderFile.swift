@@ -60,7 +60,10 @@ enum UserProviderFile {
         if let problem = FileSystem.foreignWriteProblem(
             inDirectory: directory.path, harm: "send your sign-ins elsewhere", refusal: "no file in it is read")
         {
-            throw CLIError("\(target.path) was not written: \(problem)", status: .badInput)
+            // The problem is said of the file ("is in /dir, which belongs to
+            // another user…") or of who can write ("every user can write…").
+            let subject = problem.hasPrefix("is ") ? "it " : ""
+            throw CLIError("\(target.path) was not written: \(subject)\(problem)", status: .badInput)
         }
         let temporary = directory.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
         let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)

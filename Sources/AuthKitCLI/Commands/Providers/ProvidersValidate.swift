@@ -11,8 +11,14 @@ struct ProvidersValidate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Check descriptor files; print each problem with its file and field.",
-        discussion:
-            "Exits 65 when any file has a problem.\n\nExample:\n  authkit providers validate ./my-providers/*.json")
+        discussion: """
+            Exits 65 when any file has a problem, or when its provider's settings would be
+            read from the same AUTHKIT_… variables as a provider of another id (bundled, or
+            in $AUTHKIT_HOME/providers).
+
+            Example:
+              authkit providers validate ./my-providers/*.json
+            """)
 
     @Argument(
         help: ArgumentHelp("Descriptor files to check.", valueName: "file"), completion: .file(extensions: ["json"]))
@@ -51,7 +57,7 @@ struct ProvidersValidate: AsyncParsableCommand {
                 if let clash = catalog.environmentClash(id: descriptor.id, placeholderNames: placeholders, file: file) {
                     failed = true
                     Console.out(
-                        FileIssue(file: DisplayText.sanitized(file, limit: 4096), field: "id", problem: clash.problem)
+                        FileIssue(file: file, field: "id", problem: clash.problem)
                             .description)
                     continue
                 }
