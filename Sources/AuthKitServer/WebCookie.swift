@@ -83,3 +83,17 @@ extension WebCookie: CustomStringConvertible, CustomDebugStringConvertible, Cust
 
     public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }
+
+/// Printed, logged or dumped, a started sign-in shows where it sends the
+/// browser without its query: the authorization request's `state` (or a
+/// pushed request's `request_uri`) is what a forged error callback needs
+/// to end that sign-in.
+extension WebSignIn.Started: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "Started(location: \(location.redactedForLogs), query not shown; cookies: \(cookies))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}

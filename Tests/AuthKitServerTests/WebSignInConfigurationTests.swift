@@ -60,9 +60,10 @@ import Testing
                 == SignedInUser(providerID: "github", subject: "42", issuer: nil, displayName: nil).credentialKey)
     }
 
-    /// What the sign-in hands an app (`Finished`, `SignedOut`), printed or
-    /// dumped into a log, shows no cookie value (a session cookie's value is
-    /// the session) and no ID token (the end-session hint).
+    /// What the sign-in hands an app (`Started`, `Finished`, `SignedOut`),
+    /// printed or dumped into a log, shows no cookie value (a session
+    /// cookie's value is the session), no ID token (the end-session hint)
+    /// and no `state` (with which a forged error callback ends the sign-in).
     @Test func whatASignInReturnsPrintsNoSecret() {
         let cookie = WebCookie(name: "__Host-authkit_session", value: "SESSION-secret-0123", maxAge: 60, secure: true)
         let finished = WebSignIn.Finished(
@@ -72,7 +73,10 @@ import Testing
             cookies: [cookie],
             endSession: EndSessionRequest(
                 endpoint: URL(string: "https://op.example/logout")!, parameters: ["id_token_hint": "eyJ-secret-0123"]))
-        let values: [any Sendable] = [cookie, finished, signedOut]
+        let started = WebSignIn.Started(
+            location: URL(string: "https://op.example/authorize?client_id=app&state=STATE-secret-0123")!,
+            cookies: [cookie])
+        let values: [any Sendable] = [cookie, finished, signedOut, started]
         for value in values {
             var dumped = ""
             dump(value, to: &dumped)

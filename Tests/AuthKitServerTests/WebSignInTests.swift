@@ -206,8 +206,13 @@ import Testing
                 uri: Self.pathAndQuery(liveCallback), method: .get, headers: [.cookie: "authkit_signin=\(liveBinding)"])
             #expect(genuine.status == .found && Self.cookies(genuine)["authkit_session"] != nil, "\(genuine.status)")
 
-            // Open redirects in the return path.
-            for path in ["//evil.example/", "https://evil.example/", "/\\evil.example", "/a b", "evil"] {
+            // Open redirects in the return path; and paths a proxy that merges
+            // slashes or folds dot segments (or a page redirecting to its own
+            // path) would make `//evil.example`, or that leave a public URL's prefix.
+            for path in [
+                "//evil.example/", "https://evil.example/", "/\\evil.example", "/a b", "evil", "/.//evil.example",
+                "/%2e//evil.example", "/%2E%2E//evil.example", "/../other", "/a//evil.example", "/a/./b",
+            ] {
                 let escaped = path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
                 let refused = try await client.execute(uri: "/auth/google?return_to=\(escaped)", method: .get)
                 #expect(refused.status == .badRequest, "\(path)")
