@@ -108,7 +108,7 @@ extension WebSignIn {
                     "This service is unavailable for a moment; try again shortly.", status: Self.status(of: error),
                     home: sitePath("/"))
             case .misuse, .missingSetting, .invalidSetting, .invalidFile, .unusableRedirectURI, .unknownProvider,
-                .notSupported, .insecureTransport:
+                .notSupported, .insecureTransport, .network(_, .transportUnavailable):
                 logger.error("Sign-in route: \(error)")
                 return Self.errorPage(
                     "This service cannot sign anyone in: see its log.", status: 500, home: sitePath("/"))
@@ -131,7 +131,10 @@ extension WebSignIn {
                     "The sign-in's answer could not be used; start the sign-in again. (This service's log says why.)",
                     status: Self.status(of: error), home: sitePath("/"))
             }
-            return Self.errorPage(error.description, status: Self.status(of: error), home: sitePath("/"))
+            // The rest (the provider unreachable, its answer refused) in
+            // fixed words: the error's own name the token endpoint's URL (an
+            // internal host), and quote what the provider answered.
+            return Self.errorPage(Self.failureText(error), status: Self.status(of: error), home: sitePath("/"))
         } catch {
             // A store of the app's own throwing its own errors (the store
             // protocols are public), or a cancellation: logged, and the page
@@ -155,6 +158,36 @@ extension WebSignIn {
             ? "The sign-in did not finish: \(said). Sign in again when you want to."
             : "The sign-in did not finish: \(said). Try again; if it goes on, this service's log says more."
     }
+
+    /// What the page says when the sign-in failed between this service and
+    /// the provider: the provider's error code when it is a registered one
+    /// (RFC 6749 §5.2), else what kind of failure, never the error's words.
+    static func failureText(_ error: AuthKitError) -> String {
+        switch error {
+        case .providerError(_, let response):
+            let said =
+                registeredTokenErrors.contains(response.code)
+                ? "the provider answered \(response.code)" : "the provider refused it"
+            return "The sign-in did not finish: \(said). Try again; if it goes on, this service's log says more."
+        case .network, .responseTooLarge:
+            return
+                "The sign-in did not finish: the provider could not be reached. Try again shortly; this service's log says more."
+        case .idTokenRejected:
+            // AuthKit's own words on which check failed (an audience, an
+            // issuer it expected), the provider's values sanitized: what the
+            // user or operator needs to hear, nothing the request chose.
+            return error.description
+        default:
+            return
+                "The sign-in did not finish: the provider's answer could not be used. Try again; if it goes on, this service's log says more."
+        }
+    }
+
+    /// The token endpoint's `error` codes (RFC 6749 §5.2).
+    static let registeredTokenErrors: Set<String> = [
+        "invalid_request", "invalid_client", "invalid_grant", "unauthorized_client", "unsupported_grant_type",
+        "invalid_scope",
+    ]
 
     /// The `error` codes of RFC 6749 §4.1.2.1, OpenID Connect Core
     /// §3.1.2.6 and RFC 9101 §6.3 / RFC 9126 §2.3.
@@ -180,6 +213,7 @@ extension WebSignIn {
     static func status(of error: AuthKitError) -> Int {
         switch error {
         case .store: 503
+        case .network(_, .transportUnavailable): 500
         case .authorizationFailed(let response) where isTheUsersChoice(response.code): 403
         case .authorizationFailed(let response) where response.code == "temporarily_unavailable": 503
         case .redirect: 400

@@ -607,6 +607,27 @@ import Testing
         }
     }
 
+    /// A callback whose code exchange cannot reach the provider (it has gone
+    /// away since the consent) is answered 502 with a fixed page: the
+    /// error's own words named the token endpoint's URL, an internal host
+    /// for a self-hosted provider. The log has them.
+    @Test func aProviderThatCannotBeReachedIsAFixedPage() async throws {
+        let sandbox = try await Self.google()
+        let (app, _) = try Self.app(sandbox)
+        try await app.test(.router) { client in
+            let started = try await client.execute(uri: "/auth/google", method: .get)
+            let binding = try #require(Self.cookies(started)["authkit_signin"])
+            let callback = try await Self.consent(sandbox, location: try #require(started.headers[.location]))
+            let host = try #require(sandbox.baseURL.host)
+            await sandbox.stop()
+            let answered = try await client.execute(
+                uri: Self.pathAndQuery(callback), method: .get, headers: [.cookie: "authkit_signin=\(binding)"])
+            let page = String(buffer: answered.body)
+            #expect(answered.status == .badGateway, "\(answered.status)")
+            #expect(page.contains("the provider could not be reached") && !page.contains(host), "\(page)")
+        }
+    }
+
     /// A provider's `error` on the callback is answered by what it means:
     /// the user declining is 403, logged at info; the provider's trouble
     /// (`temporarily_unavailable` 503, `server_error` and the app's own
