@@ -52,6 +52,24 @@ import Testing
         #expect(broken.isEmpty, "\(transport) broke \(clause): \(broken.joined(separator: "; "))")
     }
 
+    /// A request from a task cancelled already is answered, many at once:
+    /// FoundationNetworking did not always report a URLSession task
+    /// cancelled before it was resumed, and one such caller in a few dozen
+    /// waited for ever (the whole suite hung, one run in several). The
+    /// transport answers the cancellation itself now.
+    @Test(.timeLimit(.minutes(1)), arguments: Transport.allCases)
+    func cancelledTasksAreAnsweredManyAtOnce(transport: Transport) async throws {
+        let broken = try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<40 {
+                // A client each, as each clause of the contract has (one
+                // session shared by all did not show it).
+                group.addTask { try await TransportContract(transport.client).check(.cancelledTaskSendsNothing) }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(broken.isEmpty, "\(transport): \(broken)")
+    }
+
     /// The bombs are real: below the size cap, the default transport (libcurl,
     /// which decodes what the server sends) returns the zeros they stand for.
     /// Without this, a malformed bomb would pass the clauses above as refused.

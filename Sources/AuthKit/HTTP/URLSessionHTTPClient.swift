@@ -88,16 +88,29 @@
             let (stream, bodyContinuation) = AsyncThrowingStream<Data, any Error>.makeStream()
             // The reader stopped (cap reached, deadline passed, cancelled): stop the transfer.
             bodyContinuation.onTermination = { _ in task.cancel() }
+            // A cancellation answers the caller itself, not through
+            // URLSession's report of the cancelled task: FoundationNetworking
+            // did not always report a task cancelled before it was resumed
+            // (a task cancelled already when it called), and the caller
+            // waited for ever (one run in several of the contract's
+            // `cancelledTaskSendsNothing`, with every suite at once).
             let head: HTTPResponse = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { headContinuation in
                     delegate.register(
                         task.taskIdentifier,
                         TaskDelegate.Transfer(
                             display: display, timeout: timeout, head: headContinuation, body: bodyContinuation))
+                    // Cancelled already (the handler below ran first, before
+                    // this was registered): answered, and nothing is sent.
+                    if Task.isCancelled {
+                        delegate.cancel(task.taskIdentifier)
+                        return
+                    }
                     task.resume()
                 }
             } onCancel: {
                 task.cancel()
+                delegate.cancel(task.taskIdentifier)
             }
             return (head, HTTPResponseBody(stream, onCancel: { task.cancel() }))
         }
@@ -282,6 +295,13 @@
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
             finish(task.taskIdentifier, error: error)
+        }
+
+        /// The caller's task was cancelled: its waiters are answered now (the
+        /// head with `CancellationError`, the body ended so), whatever
+        /// URLSession reports later of the task, which then finds it gone.
+        func cancel(_ id: Int) {
+            finish(id, error: URLError(.cancelled))
         }
 
         private func finish(_ id: Int, error: (any Error)?) {
