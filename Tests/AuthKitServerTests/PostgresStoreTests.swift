@@ -69,6 +69,19 @@ struct PostgresStoreTests {
         }
     }
 
+    /// A credential of `label` saved in `store` (access token "old"), and its
+    /// renewal as a refresh that rotated the refresh token would bring.
+    static func storedAndRenewed(
+        _ label: String, in store: PostgresStore, access: String? = nil, refresh: String = "rotated"
+    ) async throws -> (stored: Credential, renewed: Credential) {
+        let stored = credential(label, access: "old")
+        try await store.save(stored)
+        var renewed = stored
+        if let access { renewed.accessToken = access }
+        renewed.refreshToken = refresh
+        return (stored, renewed)
+    }
+
     static func credential(_ label: String, access: String = "secret-access-token") -> Credential {
         Credential(
             providerID: "qiita", label: label, accessToken: access, refreshToken: "secret-refresh",
@@ -767,12 +780,7 @@ struct PostgresStoreTests {
     @Test func aSaveUnderTheLockOutlivesTheBodysFailureAndNotALaterRemoval() async throws {
         struct RevocationFailed: Error {}
         try await Self.withStore(schema: "kept_save", clients: 2) { stores in
-            let stored = Self.credential("kept", access: "old")
-            try await stores[0].save(stored)
-            var renewing = stored
-            renewing.accessToken = "renewed"
-            renewing.refreshToken = "rotated"
-            let renewed = renewing
+            let (stored, renewed) = try await Self.storedAndRenewed("kept", in: stores[0], access: "renewed")
             await #expect(throws: RevocationFailed.self) {
                 try await stores[0].withRefreshLock(for: stored.key, timeout: .seconds(10)) {
                     _ = try await stores[0].credential(for: stored.key)
@@ -834,11 +842,8 @@ struct PostgresStoreTests {
         struct RevocationFailed: Error {}
         try await Self.withStore(schema: "kept_under_lock", clients: 2) { stores in
             for round in 0..<5 {
-                let stored = Self.credential("held-\(round)", access: "old")
-                try await stores[0].save(stored)
-                var renewing = stored
-                renewing.refreshToken = "rotated-\(round)"
-                let renewed = renewing
+                let (stored, renewed) = try await Self.storedAndRenewed(
+                    "held-\(round)", in: stores[0], refresh: "rotated-\(round)")
                 let saved = AsyncStream<Void>.makeStream()
                 let waiter = Task {
                     for await _ in saved.stream { break }
@@ -869,11 +874,7 @@ struct PostgresStoreTests {
     @Test func aBodyThatRemovedThenSavedBeforeFailingKeepsTheSave() async throws {
         struct Failed: Error {}
         try await Self.withStore(schema: "removed_then_saved", clients: 1) { stores in
-            let stored = Self.credential("removed", access: "old")
-            try await stores[0].save(stored)
-            var renewing = stored
-            renewing.refreshToken = "rotated"
-            let renewed = renewing
+            let (stored, renewed) = try await Self.storedAndRenewed("removed", in: stores[0])
             await #expect(throws: Failed.self) {
                 try await stores[0].withRefreshLock(for: stored.key, timeout: .seconds(10)) {
                     _ = try await stores[0].credential(for: stored.key)
@@ -892,11 +893,7 @@ struct PostgresStoreTests {
     /// error: the save was lost and the refresh said it was stored.
     @Test func aSaveIsKeptWhenTheBodyCaughtAnErrorThatAbortedTheTransaction() async throws {
         try await Self.withStore(schema: "aborted_kept", clients: 1) { stores in
-            let stored = Self.credential("aborted", access: "old")
-            try await stores[0].save(stored)
-            var renewing = stored
-            renewing.refreshToken = "rotated"
-            let renewed = renewing
+            let (stored, renewed) = try await Self.storedAndRenewed("aborted", in: stores[0])
             let caught = LockedValue(false)
             try await stores[0].withRefreshLock(for: stored.key, timeout: .seconds(10)) {
                 _ = try await stores[0].credential(for: stored.key)
