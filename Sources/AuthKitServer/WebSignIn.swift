@@ -493,9 +493,17 @@ public final class WebSignIn: Sendable {
     /// (the Fetch standard sends it for a form on a page with
     /// `Referrer-Policy: no-referrer`, this site's own among them), so it is
     /// taken as no `Origin`: the token is what a forged request lacks.
-    /// - Throws: ``WebSignInError/notSignedIn``, ``WebSignInError/csrfRefused``.
+    ///
+    /// A cookie whose session has ended (expired, signed out in another
+    /// tab, swept) is cleared and nothing else is done: there is no session
+    /// to hold a CSRF token, so no authority to end anything; answered
+    /// "not signed in", the browser kept sending the dead cookie.
+    /// - Throws: ``WebSignInError/notSignedIn`` (no session cookie at all),
+    ///   ``WebSignInError/csrfRefused``.
     public func signOut(cookie: String?, csrfToken: String?, origin: String?) async throws -> SignedOut {
-        guard let cookie, let session = try await session(cookie: cookie) else { throw WebSignInError.notSignedIn }
+        guard let cookie else { throw WebSignInError.notSignedIn }
+        let cleared = WebCookie(name: configuration.sessionCookie, value: "", maxAge: 0, secure: secureCookies)
+        guard let session = try await session(cookie: cookie) else { return SignedOut(cookies: [cleared]) }
         guard let csrfToken, ConstantTime.equals(csrfToken, session.csrfToken) else {
             throw WebSignInError.csrfRefused
         }
@@ -539,9 +547,7 @@ public final class WebSignIn: Sendable {
         } else {
             try await sessions.remove(id: Self.digest(cookie))
         }
-        return SignedOut(
-            cookies: [WebCookie(name: configuration.sessionCookie, value: "", maxAge: 0, secure: secureCookies)],
-            endSession: endSession)
+        return SignedOut(cookies: [cleared], endSession: endSession)
     }
 
     // MARK: - Helpers

@@ -253,6 +253,16 @@ import Testing
             let after = try await client.execute(
                 uri: "/me", method: .get, headers: [.cookie: "authkit_session=\(session)"])
             #expect(after.status == .unauthorized)
+            // A sign-out with a session that has ended (another tab's
+            // sign-out, an expiry) clears the cookie: answered 401, the
+            // browser kept the dead cookie. With no cookie, still 401.
+            let again = try await client.execute(
+                uri: "/auth/logout", method: .post,
+                headers: [.cookie: "authkit_session=\(session)", .contentType: "application/x-www-form-urlencoded"],
+                body: ByteBuffer(string: "csrf=\(csrf)"))
+            #expect(again.status == .found && Self.cookies(again)["authkit_session"] == "")
+            let none = try await client.execute(uri: "/auth/logout", method: .post, headers: [.cookie: "other=1"])
+            #expect(none.status == .unauthorized && Self.cookies(none)["authkit_session"] == nil)
         }
     }
 
