@@ -152,6 +152,27 @@ import Testing
         }
     }
 
+    /// A provider without an `openid` part that answers an ID token gets a
+    /// warning that it was not verified; one that answers `"id_token":
+    /// false` (Tumblr's documented answer) sent none, and gets no warning.
+    @Test(arguments: [(#""id_token":"e30.e30.sig""#, true), (#""id_token":false"#, false)])
+    func anUnverifiableIDTokenIsWarnedOfAndANonTokenIsNot(member: String, warned: Bool) async throws {
+        try await withServer { server in
+            let log = RecordedLog()
+            let client = try OAuth2Client(
+                descriptor: testDescriptor(
+                    id: "plain", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
+                    token: .init(url: "\(server.baseURL)/token")),
+                settings: ClientSettings(clientID: "c"), logger: log.logger)
+            let (_, pending) = try await client.startAuthorization(
+                redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: [])
+            server.route("POST", "/token") { _ in .json(#"{"access_token":"at-1","token_type":"Bearer",\#(member)}"#) }
+            let credential = try await client.exchange(code: "c-1", pending: pending)
+            #expect(credential.identity == nil)
+            #expect(log.warnings.contains { $0.contains("AuthKit did not verify") } == warned, "\(log.warnings)")
+        }
+    }
+
     /// A refresh keeps who signed in (Core §12.2), and never loses the
     /// rotated refresh token to an ID token it need not or cannot check:
     /// an answer without one keeps the sign-in's (not verified again: its

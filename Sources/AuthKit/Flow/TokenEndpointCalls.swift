@@ -281,9 +281,11 @@ final class TokenEndpointCalls: Sendable {
     /// An ID token from a provider whose descriptor has no `openid` part
     /// cannot be verified (no keys, no issuer): it is kept as received, as
     /// any provider field is, and a warning says it proves nothing, so that
-    /// no one reads a user out of it unawares.
+    /// no one reads a user out of it unawares. A member that is not a
+    /// string is no token (Tumblr answers `"id_token": false`): nothing to
+    /// warn of.
     private func warnIfUnverifiable(_ credential: Credential) {
-        guard credential.rawFields["id_token"] != nil else { return }
+        guard case .string = credential.rawFields["id_token"] else { return }
         transport.logger.warning(
             "\(descriptor.name)'s answer has an id_token, which AuthKit did not verify: the descriptor (\(descriptor.source)) has no openid part. It is kept as received, and says nothing verified about who signed in."
         )
