@@ -246,6 +246,47 @@ import Testing
         }
     }
 
+    /// Notion's reference lists `Notion-Version` as a required header of
+    /// its token endpoint (a request without it: 400 `missing_version`), and
+    /// its SDK sends it to the revocation endpoint too: both carry it,
+    /// beside HTTP Basic and a JSON body.
+    @Test func notionsTokenAndRevocationRequestsCarryItsVersionHeader() async throws {
+        try await withServer { server in
+            server.route("POST", "/v1/oauth/token") { _ in
+                .json(#"{"access_token":"at","token_type":"bearer","refresh_token":"rt","bot_id":"b"}"#)
+            }
+            server.route("POST", "/v1/oauth/revoke") { _ in .json("{}") }
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("notion", pointingTo: server),
+                settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            let credential = try await client.exchange(code: "code-1", pending: pending(for: client))
+            try await client.revoke(credential)
+            #expect(server.requests.map(\.uri) == ["/v1/oauth/token", "/v1/oauth/revoke"])
+            for request in server.requests {
+                #expect(request.header("Notion-Version")?.isEmpty == false, "\(request.uri)")
+                #expect(request.header("Authorization") == "Basic " + Data("c:s".utf8).base64EncodedString())
+                #expect(request.header("Content-Type")?.hasPrefix("application/json") == true)
+            }
+        }
+    }
+
+    /// Atlassian's and Bitbucket's token endpoints take no public client:
+    /// a sign-in without the secret is refused before anything is sent.
+    @Test(arguments: ["atlassian", "bitbucket"])
+    func aProviderWithoutPublicClientsRefusesAnExchangeWithoutTheSecret(provider: String) async throws {
+        try await withServer { server in
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor(provider, pointingTo: server), settings: ClientSettings(clientID: "c"))
+            await #expect {
+                _ = try await client.exchange(code: "code-1", pending: pending(for: client))
+            } throws: { error in
+                guard case .missingSetting(_, .clientSecret) = error as? AuthKitError else { return false }
+                return true
+            }
+            #expect(server.requests.isEmpty)
+        }
+    }
+
     /// Strava lets the user untick scopes, names the granted ones in the
     /// redirect's `scope` and not in its token answer
     /// (`authorization.grantedScopesParameter`): the credential recorded the
