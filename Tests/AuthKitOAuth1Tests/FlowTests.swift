@@ -618,6 +618,17 @@ import Testing
         let other = Credential(
             providerID: "other", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
         #expect(throws: AuthKitError.self) { _ = try client.authorize(get, with: other) }
+
+        // A URL without a scheme (a link an API answered, `//host/x`) is
+        // refused: swift-http-types stopped the process for it.
+        for relative in ["//api.example.com/1.1/statuses/home_timeline.json", "/1.1/x"] {
+            #expect {
+                _ = try client.authorize(URLRequest(url: try #require(URL(string: relative))), with: credential)
+            } throws: { error in
+                guard case .misuse(.unsignableRequest(let detail)) = error as? AuthKitError else { return false }
+                return detail.contains("no absolute URL")
+            }
+        }
     }
 
     /// The protocol's own form (swift-http-types) signs the same way, and the

@@ -22,10 +22,16 @@
         /// a stream, which could be read only once. A body without a
         /// `Content-Type` is a form to URLSession, which says so when it sends
         /// it: the request returned says so too, and its body is signed.
-        /// - Throws: ``AuthKitError/misuse(_:)`` for a request without a URL or an
-        ///   OAuth 1.0a form body given as a stream, and as `authorize(_:body:with:)` does.
+        /// - Throws: ``AuthKitError/misuse(_:)`` for a request without an absolute
+        ///   URL or an OAuth 1.0a form body given as a stream, and as
+        ///   `authorize(_:body:with:)` does.
         public func authorize(_ request: URLRequest, with credential: Credential) throws -> URLRequest {
             guard let url = request.url else { throw AuthKitError.misuse(.unsignableRequest("it has no URL.")) }
+            // swift-http-types stops the process for a URL without a scheme
+            // (`//api.example/x`, `/x`: links an API may answer with).
+            guard url.absoluteURL.scheme?.isEmpty == false else {
+                throw AuthKitError.misuse(.unsignableRequest("it has no absolute URL (no scheme)."))
+            }
             var request = request
             // URLSession sends a body without a Content-Type as a form
             // (`application/x-www-form-urlencoded`, CFNetwork and
