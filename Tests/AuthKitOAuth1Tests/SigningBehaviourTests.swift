@@ -214,6 +214,8 @@ import Testing
         for (url, body, token) in [
             ("https://h/x?oauth_nonce=evil", nil, nil), ("https://h/x?a=1&oauth_consumer_key=k", nil, nil),
             ("https://h/x", "oauth_token=t2", "t"), ("https://h/x?oauth%5Fnonce=1", nil, nil),
+            // Never signed (§3.4.1.3.1), but a second signature all the same.
+            ("https://h/x?oauth_signature=zzz", nil, nil), ("https://h/x", "a=1&oauth_signature=zzz", nil),
         ] as [(String, String?, String?)] {
             #expect(throws: AuthKitError.self, "\(url) \(body ?? "")") {
                 try Self.signer.authorizationHeader(

@@ -31,6 +31,9 @@ struct EncodedParameters {
     private(set) var storage: ByteWriter
     private let entryBuffer: UnsafeMutableBufferPointer<Entry>
     private(set) var count = 0
+    /// Whether the query or body held an `oauth_signature`: never signed
+    /// (§3.4.1.3.1), but a header signature beside it is a second one.
+    private(set) var requestHasSignature = false
 
     init(storage: UnsafeMutableBufferPointer<UInt8>, entries: UnsafeMutableBufferPointer<Entry>) {
         self.storage = ByteWriter(storage)
@@ -104,7 +107,11 @@ struct EncodedParameters {
                 let valueStart = storage.count
                 appendNormalized(UnsafeBufferPointer(rebasing: text[min(equals + 1, end)..<end]))
                 let entry = Entry(name: nameStart..<valueStart, value: valueStart..<storage.count, isProtocol: false)
-                if !Self.equal(storage.slice(entry.name), Self.oauthSignature) { add(entry) }
+                if Self.equal(storage.slice(entry.name), Self.oauthSignature) {
+                    requestHasSignature = true
+                } else {
+                    add(entry)
+                }
             }
             start = end + 1
         }
@@ -117,6 +124,7 @@ struct EncodedParameters {
     /// ("duplicate OAuth1 entries"). Only `oauth_` names are compared, so
     /// a request without any costs one prefix test a pair.
     func protocolNameAlsoInRequest() -> String? {
+        if requestHasSignature { return "oauth_signature" }
         let prefix: StaticString = "oauth_"
         for entry in entries where !entry.isProtocol {
             let name = storage.slice(entry.name)
