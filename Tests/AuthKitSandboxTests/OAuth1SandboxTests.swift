@@ -90,6 +90,47 @@ import Testing
         }
     }
 
+    /// A request token is decided once: two consent pages opened for it
+    /// (two tabs) cannot both approve: the second answer replaced the
+    /// verifier and the account, as no provider lets it. An authorization
+    /// URL naming `oauth_token` twice is refused.
+    @Test func aRequestTokenIsApprovedOnce() async throws {
+        let callback = "https://app.example/oauth/callback"
+        try await Sandbox.with(
+            emulating: try bundled("twitter"), options: SandboxOptions(consent: .ask, redirectURIs: [callback])
+        ) { sandbox in
+            let client = try OAuth1Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let (url, pending) = try await client.startAuthorization(redirectURI: URL(string: callback))
+            var pages = [(request: String, approval: String)]()
+            for _ in 0..<2 {
+                let page = try await raw("GET", url)
+                pages.append(
+                    (
+                        try #require(hiddenValue("request", in: page.body), "\(page.status) \(page.body.prefix(300))"),
+                        try #require(hiddenValue("approval", in: page.body))
+                    ))
+            }
+            var answers = [(status: Int, location: String?)]()
+            for (page, account) in zip(pages, ["alice", "bob"]) {
+                let answer = try await raw(
+                    "POST", sandbox.baseURL.appendingPathComponent("consent"),
+                    headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                    body: "request=\(page.request)&approval=\(page.approval)&decision=approve&account=\(account)")
+                answers.append((answer.status, answer.headers[.location]))
+            }
+            #expect(answers[0].status == 302 && answers[1].status == 400 && answers[1].location == nil, "\(answers)")
+            let back = try #require(answers[0].location.flatMap(URL.init(string:)))
+            let credential = try await client.exchange(redirect: back, pending: pending)
+            #expect(
+                try await getJSON(sandbox.whoamiURL, with: client, credential: credential).1["account"] as? String
+                    == "alice")
+
+            let token = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first?.value)
+            let twice = try await raw("GET", URL(string: url.absoluteString + "&oauth_token=\(token)")!)
+            #expect(twice.status == 400 && twice.body.contains("more than once"), "\(twice.status)")
+        }
+    }
+
     /// The sandbox's signature check against an independent signer: a
     /// request oauthlib signs, the sandbox accepts (and one it tampers with, it refuses).
     @Test(.enabled { await InteropPeer.isEnabled }) func acceptsWhatOauthlibSigns() async throws {

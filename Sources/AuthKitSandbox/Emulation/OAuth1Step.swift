@@ -181,7 +181,11 @@ extension Emulator {
 
     /// §2.2: the consent page for a request token.
     func oauth1Authorize(_ request: SandboxRequest) -> SandboxResponse {
-        guard let token = request.query.flatMap({ Parameters($0)["oauth_token"] }),
+        let parameters = request.query.map { Parameters($0) }
+        if let repeated = parameters?.repeated {
+            return errorPage("\(repeated) is given more than once.", step: "authorize")
+        }
+        guard let token = parameters?["oauth_token"],
             let record = ledger.oauth1Tokens[token],
             !record.isAccessToken, !record.used, record.verifier == nil
         else {
@@ -205,9 +209,15 @@ extension Emulator {
         }
     }
 
+    /// A request token is decided once: two consent pages opened for it
+    /// (two tabs) cannot both approve, the second replacing the verifier
+    /// and the account as no provider lets it.
     func oauth1Decide(requestToken: String, approve: Bool, account: String) -> SandboxResponse {
         guard let record = ledger.oauth1Tokens[requestToken] else {
             return errorPage("Unknown request token.", step: "consent")
+        }
+        guard !record.isAccessToken, !record.used, record.verifier == nil else {
+            return errorPage("This request token was already authorized or denied.", step: "consent")
         }
         guard approve else {
             ledger.oauth1Tokens[requestToken]?.used = true
