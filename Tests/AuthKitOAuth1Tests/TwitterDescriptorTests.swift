@@ -39,4 +39,22 @@ import Testing
             #expect(issues.map(\.field) == ["oauth1.invalidateTokenURL"])
         }
     }
+
+    /// A protocol parameter among the request-token call's extra parameters
+    /// (sent in the query, besides the header's), or an `oauth_token` in an
+    /// authorization URL (AuthKit adds the attempt's), passed
+    /// `providers validate` and failed at sign-in.
+    @Test func validatorRefusesProtocolParametersOutsideTheHeader() throws {
+        let json = """
+            {"id": "t", "protocol": "oauth1", "oauth1": {"requestTokenURL": "https://a.example/rt",
+             "authorizeURL": "https://a.example/a?oauth%5Ftoken=x", "accessTokenURL": "https://a.example/at",
+             "requestTokenParameters": {"oauth_callback": "oob", "x_auth_access_type": "read"}}}
+            """
+        #expect {
+            _ = try DescriptorLoader().decode(Data(json.utf8), file: "t.json")
+        } throws: { error in
+            guard case .invalidFile(let issues) = error as? AuthKitError else { return false }
+            return issues.map(\.field) == ["oauth1.authorizeURL", "oauth1.requestTokenParameters.oauth_callback"]
+        }
+    }
 }

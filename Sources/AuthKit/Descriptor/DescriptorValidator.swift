@@ -480,6 +480,24 @@ package struct DescriptorValidator: Sendable {
                     issue("oauth1.\(field)", problem)
                 }
             }
+            // RFC 5849 §3.5: each protocol parameter goes in one place, the
+            // header. One among these parameters (sent in the query) was
+            // refused by the signer or by the server only at sign-in.
+            for name in (oauth1.requestTokenParameters ?? [:]).keys.sorted() where name.hasPrefix("oauth_") {
+                issue(
+                    "oauth1.requestTokenParameters.\(name)",
+                    "is a protocol parameter, which AuthKit sends in the Authorization header (RFC 5849 §3.5); "
+                        + "leave it out.")
+            }
+            for (field, url) in [("authorizeURL", oauth1.authorizeURL), ("authenticateURL", oauth1.authenticateURL)] {
+                let query = url.flatMap { URLComponents(string: $0)?.percentEncodedQuery } ?? ""
+                if (FormURLEncoding.decode(query) ?? []).contains(where: { $0.0 == "oauth_token" }) {
+                    issue(
+                        "oauth1.\(field)",
+                        "names oauth_token in its query; AuthKit adds this attempt's request token (RFC 5849 §2.2): "
+                            + "leave it out.")
+                }
+            }
             if let method = oauth1.signatureMethod, !["HMAC-SHA1", "HMAC-SHA256", "PLAINTEXT"].contains(method) {
                 issue(
                     "oauth1.signatureMethod", "'\(method)' is not supported; use HMAC-SHA1, HMAC-SHA256 or PLAINTEXT.")
