@@ -7,6 +7,33 @@ import Testing
 /// `token import` (as `gh auth login --with-token`), and a second sign-in
 /// saying what it replaced.
 @Suite struct TokenImportTests {
+    /// A provider whose hosts are placeholders (`github-enterprise`'s
+    /// `{host}`): the import records where the token was issued, as a
+    /// sign-in does, and git is given it at that host; stored without, it
+    /// was refused everywhere as "issued elsewhere". With no value for the
+    /// placeholder, nothing is imported.
+    @Test func anImportForAPlaceholderHostRecordsWhereTheTokenWasIssued() async throws {
+        let home = try CLIProcess.home("authkit-token-import-host")
+        let environment = ["AUTHKIT_HOME": home.path]
+        func piping(_ input: String) -> [String] { ["/bin/sh", "-c", "printf '\(input)' | \"$0\" \"$@\""] }
+        let command = ["token", "import", "--provider", "github-enterprise"]
+        let missing = try await CLIProcess.run(command, environment: environment, launcher: piping("ghp_imported\\n"))
+        #expect(
+            missing.status == 64 && missing.stderr.contains("--placeholder host=VALUE")
+                && missing.stderr.contains("AUTHKIT_GITHUB_ENTERPRISE_HOST")
+                && !missing.stderr.contains("ghp_imported"),
+            "\(missing.status): \(missing.stderr)")
+        let imported = try await CLIProcess.run(
+            command + ["--placeholder", "host=ghe.example.com"], environment: environment,
+            launcher: piping("ghp_imported\\n"))
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let git = try await CLIProcess.run(
+            ["token", "git-credential", "--provider", "github-enterprise", "get"],
+            environment: environment.merging(["AUTHKIT_GITHUB_ENTERPRISE_HOST": "ghe.example.com"]) { $1 },
+            launcher: piping("protocol=https\\nhost=ghe.example.com\\n\\n"))
+        #expect(git.status == 0 && git.stdout.contains("password=ghp_imported\n"), "\(git.status): \(git.stderr)")
+    }
+
     @Test func anImportedTokenIsStoredAndUsedAndAReplacementIsSaid() async throws {
         let home = try CLIProcess.home("authkit-token-import")
         let sandbox = try await Sandbox.start(

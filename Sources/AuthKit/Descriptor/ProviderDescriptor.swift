@@ -175,6 +175,29 @@ public struct ProviderDescriptor: Sendable, Hashable {
         ].compactMap { $0 }
     }
 
+    /// The origins of the endpoints a credential goes to (token, follow-up,
+    /// refresh, revocation, userinfo, end-session, who-am-I, introspection),
+    /// placeholders filled in with `values`: what a credential records as
+    /// ``Credential/endpointOrigins`` where it is issued (a sign-in, an
+    /// imported token). One whose placeholder has no value is left out.
+    package func endpointOrigins(placeholderValues values: [String: String]) -> [String] {
+        endpointOrigins(placeholders: TemplateVariables(values: values, providerID: id, settings: Set(values.keys)))
+    }
+
+    func endpointOrigins(placeholders: TemplateVariables) -> [String] {
+        let urls: [String?] =
+            [token?.url, followUp?.url, refresh?.url, revocation?.url]
+            + [openID?.userInfoURL, openID?.endSessionURL, whoAmI?.url, introspectionURL]
+        return Array(
+            Set(
+                urls.compactMap { $0 }.compactMap { template in
+                    // Only the authority matters; run-time variables sit in paths and queries.
+                    (try? placeholders.render(DescriptorValidator.authority(of: template), inURL: true, field: "url"))
+                        .flatMap { URL(string: $0)?.origin }
+                })
+        ).sorted()
+    }
+
     /// The hosts of every endpoint, lowercased, with `{placeholders}` as written.
     package var endpointHosts: Set<String> {
         Set(endpointURLs.compactMap { PlaceholderValue.hostTemplate(in: $0).map { $0.lowercased() } })

@@ -148,20 +148,7 @@ final class ResolvedClient: Sendable {
         self.introspectionURL = try descriptor.introspectionURL.map {
             try placeholders.render($0, inURL: true, field: "introspection")
         }
-        let urls =
-            [token.url] + [descriptor.followUp, descriptor.refresh, descriptor.revocation].compactMap { $0?.url }
-            + [
-                descriptor.openID?.userInfoURL, descriptor.openID?.endSessionURL, descriptor.whoAmI?.url,
-                descriptor.introspectionURL,
-            ].compactMap { $0 }
-        self.endpointOrigins = Array(
-            Set(
-                urls.compactMap { template in
-                    // Only the authority matters; run-time variables sit in paths and queries.
-                    (try? placeholders.render(DescriptorValidator.authority(of: template), inURL: true, field: "url"))
-                        .flatMap { URL(string: $0)?.origin }
-                })
-        ).sorted()
+        self.endpointOrigins = descriptor.endpointOrigins(placeholders: placeholders)
         if let whoAmI = descriptor.whoAmI {
             guard let url = URL(string: try placeholders.render(whoAmI.url, inURL: true, field: "whoAmI.url")),
                 url.host != nil

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AuthKit
+import AuthKitSandbox
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -39,6 +40,11 @@ struct TokenImport: WorkspaceCommand {
     var expiresIn: Int?
     @Flag(help: "Replace a stored credential that renews itself (a sign-in's, with a refresh token).")
     var force = false
+    @Option(
+        help: ArgumentHelp(
+            "A host placeholder value such as host=ghe.example.com: where the token was issued, for descriptors with {host} in their URLs (repeatable).",
+            valueName: "name=value"))
+    var placeholder: [String] = []
 
     func validate() throws {
         try account.checkNewLabel()
@@ -70,6 +76,7 @@ struct TokenImport: WorkspaceCommand {
                 "\(descriptor.name) uses OAuth 1.0a, whose tokens come with a secret and are used only in signatures; sign in with authkit authorize \(ShellWord.account(key)).",
                 status: .usage)
         }
+        let origins = try endpointOrigins(of: descriptor, in: workspace)
         // Before the token is asked for. A sign-in's credential renews itself
         // with its refresh token; the imported one cannot, and replacing it
         // silently (the account `token switch` chose, when --label is left
@@ -111,7 +118,7 @@ struct TokenImport: WorkspaceCommand {
         let credential = Credential(
             providerID: descriptor.id, label: key.label, accessToken: token,
             expiresAt: expiresIn.map { now.addingTimeInterval(TimeInterval($0)) }, scopes: Authorize.scopes(scope),
-            obtainedAt: now)
+            obtainedAt: now, endpointOrigins: origins)
         // Asked again under the lock: a sign-in that ended while the token
         // was being pasted is replaced only with --force too.
         let force = self.force
@@ -126,6 +133,44 @@ struct TokenImport: WorkspaceCommand {
                 Authorize.replacementNote(previous, key: key, sandbox: workspace.sandbox != nil))
         }
         Console.say("Imported a token for \(key). Stored in \(workspace.store.location).")
+    }
+
+    /// Where the token was issued, as a sign-in records it
+    /// (``Credential/endpointOrigins``): for a provider whose hosts are
+    /// placeholders (`github-enterprise`'s `{host}`), the values in effect.
+    /// Without them the token was stored and then refused everywhere
+    /// (`request`, git, `token status`: "issued elsewhere"), so a
+    /// placeholder the endpoints need and nothing gives is refused first.
+    func endpointOrigins(of descriptor: ProviderDescriptor, in workspace: Workspace) throws -> [String] {
+        var given = [String: String]()
+        for entry in placeholder {
+            let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty else {
+                throw CLIError(
+                    "--placeholder takes name=value, e.g. --placeholder host=ghe.example.com; got '\(entry)'.")
+            }
+            given[parts[0]] = parts[1]
+        }
+        if let unknown = descriptor.undeclaredPlaceholder(in: Array(given.keys)) {
+            throw CLIError("--placeholder: \(unknown.problem)")
+        }
+        let explicit = ClientSettings(placeholders: given.isEmpty ? nil : given)
+        var settings = try ClientSettings.standard(
+            for: descriptor, explicit: explicit, environment: workspace.environment)
+        if workspace.sandbox != nil {
+            settings.placeholders = (settings.placeholders ?? [:]).merging(Sandbox.standInPlaceholders(for: descriptor))
+            { given, _ in given }
+        }
+        try PlaceholderSetting.check(
+            settings, explicit: explicit, descriptor: descriptor, environment: workspace.environment)
+        let values = descriptor.placeholderValues(settings: settings)
+        for name in descriptor.placeholders.keys.sorted() where values[name] == nil {
+            guard descriptor.endpointURLs.contains(where: { $0.contains("{\(name)}") }) else { continue }
+            throw CLIError(
+                "\(descriptor.name)'s URLs name {\(name)}, which has no value here: give the one the token was issued at, with --placeholder \(name)=VALUE or \(ClientSettings.placeholderVariable(providerID: descriptor.id, name: name)). Nothing was imported.",
+                status: .usage)
+        }
+        return descriptor.endpointOrigins(placeholderValues: values)
     }
 
     /// What a first line is when it is not a token alone, though a Bearer
