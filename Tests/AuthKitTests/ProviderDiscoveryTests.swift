@@ -416,6 +416,23 @@ import Testing
         }
     }
 
+    /// RFC 8414 §3.3 has a document naming another issuer not used, nothing
+    /// more: a server whose well-known route matches by prefix answers its
+    /// root's document for `…/tenant`, and the OpenID Connect location,
+    /// tried next, has the tenant's own (it was never asked).
+    @Test func aDocumentOfAnotherIssuerIsPassedOverForTheNextLocation() async throws {
+        try await withServer { server in
+            server.route("GET", "/.well-known/oauth-authorization-server/tenant") { _ in .json(metadata(server)) }
+            server.route("GET", "/tenant/.well-known/openid-configuration") { _ in
+                .json(metadata(server, issuer: server.baseURL + "/tenant"))
+            }
+            let descriptor = try await ProviderDescriptor.discover(
+                issuer: URL(string: server.baseURL + "/tenant")!, id: "x")
+            #expect(descriptor.issuer?.identifier == server.baseURL + "/tenant")
+            #expect(server.requests.count == 2)
+        }
+    }
+
     /// An issuer identifier is an https URL without query, fragment or
     /// credentials (RFC 8414 §2): the library refused none (only the CLI
     /// did), dropped the query from the locations it asked, and sent a
@@ -427,6 +444,9 @@ import Testing
             for issuer in [
                 "\(server.baseURL)/realm?client_secret=s3cret", "\(server.baseURL)/realm#s3cret",
                 "http://user:s3cret@127.0.0.1:\(port)/realm", "ftp://127.0.0.1:\(port)/s3cret",
+                // Plain http to another machine: no request could be sent,
+                // and it was "neither metadata location answered".
+                "http://as.example/s3cret",
             ] {
                 let error = await #expect(throws: AuthKitError.self) {
                     _ = try await ProviderDescriptor.discover(issuer: URL(string: issuer)!, id: "x")

@@ -89,6 +89,21 @@ import Testing
                     }
                 ),
                 (
+                    // Both schemes (RFC 9449 §7.2), the error in the second:
+                    // said (it was "HTTP 401", the bare Bearer one read alone).
+                    "an error in the second challenge",
+                    .json(
+                        "{}", status: 401,
+                        headers: [
+                            ("WWW-Authenticate", #"Bearer realm="api", DPoP error="invalid_token", algs="ES256""#)
+                        ]),
+                    {
+                        $0
+                            == .providerError(
+                                step: .userInfo, .init(status: 401, code: "invalid_token", description: nil))
+                    }
+                ),
+                (
                     // The refusal's text echoing the token: masked (it was printed whole).
                     "a refusal that echoes the token",
                     .json(

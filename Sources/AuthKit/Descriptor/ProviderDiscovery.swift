@@ -53,6 +53,7 @@ extension ProviderDescriptor {
         let display = issuer.redactedForLogs
         var reasons = [(location: String, reason: String)]()
         var answered = false // a server answered (with a status), as opposed to none being reachable
+        var refused: AuthKitError? // the first document refused, said if no location gives one
         let started = ContinuousClock.now
         let locations = Self.metadataLocations(for: issuer)
         for location in locations {
@@ -100,34 +101,24 @@ extension ProviderDescriptor {
                     ))
                 continue
             }
-            // Refusing a field named twice, as in a provider file: the metadata
-            // becomes one, and the reviewer of `providers add` would see one
-            // token_endpoint (or issuer) while another one counted.
-            guard
-                case .object(let metadata) = try DescriptorLoader.parseRefusingRepeatedNames(
-                    response.body, file: location.redactedForLogs)
-            else {
-                throw AuthKitError.invalidFile([
-                    FileIssue(
-                        file: location.redactedForLogs, field: "", problem: "is not a JSON object of server metadata.")
-                ])
-            }
-            let source = location.redactedForLogs
-            let described = try descriptor(from: metadata, issuer: issuer, id: id, source: source)
-            // RFC 8414's document often leaves out what only OpenID Connect
-            // defines (Spring Authorization Server's has `jwks_uri` but no
-            // `id_token_signing_alg_values_supported`): taken alone, an OpenID
-            // provider got a descriptor without its `openid` part, so no
-            // nonce was sent and its ID tokens were kept unverified.
-            if described.openID == nil, let openID = locations.last, openID != location,
-                let supplemented = try await supplemented(
-                    metadata, source: source, from: openID, issuer: issuer, id: id, transport: transport,
+            do {
+                return try await described(
+                    response, from: location, locations: locations, issuer: issuer, id: id, transport: transport,
                     timeLeft: timeout - (ContinuousClock.now - started))
-            {
-                return supplemented
+            } catch let error as AuthKitError where location != locations.last {
+                // RFC 8414 §3.3: a document naming another issuer "MUST NOT
+                // be used", nothing more: the next location is tried. A
+                // server whose well-known route matches by prefix answers
+                // its root's document for `…/tenant`, whose OpenID Connect
+                // document, at the next location, is right.
+                guard case .invalidFile = error else { throw error }
+                refused = refused ?? error
+                answered = true
+                reasons.append((location.redactedForLogs, "a document this issuer's descriptor cannot be made of"))
+                continue
             }
-            return described
         }
+        if let refused { throw refused }
         // The same reason at both locations (a redirect, a timeout) is said once, of both.
         let tried =
             reasons.count > 1 && Set(reasons.map(\.reason)).count == 1
@@ -139,6 +130,44 @@ extension ProviderDescriptor {
         }
         throw AuthKitError.network(
             url: display, reason: .init(.connectionFailed, "neither metadata location answered (\(tried))"))
+    }
+
+    /// The descriptor made of one location's answer (a JSON object):
+    /// RFC 8414's supplemented by OpenID Connect's where it lacks what only
+    /// OpenID Connect defines.
+    /// - Throws: ``AuthKitError/invalidFile(_:)`` for a document that names
+    ///   another issuer, names a field twice, or fails the descriptor's checks.
+    private static func described(
+        _ response: IncomingResponse, from location: URL, locations: [URL], issuer: URL, id: String,
+        transport: FlowTransport, timeLeft: Duration
+    ) async throws -> ProviderDescriptor {
+        // Refusing a field named twice, as in a provider file: the metadata
+        // becomes one, and the reviewer of `providers add` would see one
+        // token_endpoint (or issuer) while another one counted.
+        guard
+            case .object(let metadata) = try DescriptorLoader.parseRefusingRepeatedNames(
+                response.body, file: location.redactedForLogs)
+        else {
+            throw AuthKitError.invalidFile([
+                FileIssue(
+                    file: location.redactedForLogs, field: "", problem: "is not a JSON object of server metadata.")
+            ])
+        }
+        let source = location.redactedForLogs
+        let described = try descriptor(from: metadata, issuer: issuer, id: id, source: source)
+        // RFC 8414's document often leaves out what only OpenID Connect
+        // defines (Spring Authorization Server's has `jwks_uri` but no
+        // `id_token_signing_alg_values_supported`): taken alone, an OpenID
+        // provider got a descriptor without its `openid` part, so no
+        // nonce was sent and its ID tokens were kept unverified.
+        if described.openID == nil, let openID = locations.last, openID != location,
+            let supplemented = try await supplemented(
+                metadata, source: source, from: openID, issuer: issuer, id: id, transport: transport,
+                timeLeft: timeLeft)
+        {
+            return supplemented
+        }
+        return described
     }
 
     /// RFC 8414's `metadata` with the OpenID Connect members it lacks, from
@@ -191,8 +220,15 @@ extension ProviderDescriptor {
         if issuer.user != nil || issuer.password != nil {
             return "carries a user name or password (user:password@); an issuer identifier is the server's plain URL"
         }
+        let issuer = issuer.absoluteURL
         guard let scheme = issuer.scheme?.lowercased(), scheme == "https" || scheme == "http", issuer.host != nil
         else { return "is not an absolute https URL (RFC 8414 §2)" }
+        // Plain http only for a test server on this machine: to another, no
+        // request would be sent (the transport refuses it), and the refusal
+        // was "neither metadata location answered".
+        if scheme == "http", !issuer.isLoopback {
+            return "uses plain http, which is only for a server on this machine (RFC 8414 §2 asks for https)"
+        }
         if issuer.query != nil || issuer.fragment != nil {
             return "has a query or fragment, which an issuer identifier has not (RFC 8414 §2)"
         }
@@ -201,7 +237,7 @@ extension ProviderDescriptor {
 
     /// RFC 8414 §3.1 first, then OpenID Connect Discovery 1.0 §4.
     static func metadataLocations(for issuer: URL) -> [URL] {
-        guard var components = URLComponents(url: issuer, resolvingAgainstBaseURL: false) else { return [] }
+        guard var components = URLComponents(url: issuer.absoluteURL, resolvingAgainstBaseURL: false) else { return [] }
         // §3.1: "any terminating '/' MUST be removed before inserting '/.well-known/'".
         var path = components.percentEncodedPath
         while path.hasSuffix("/") { path.removeLast() }

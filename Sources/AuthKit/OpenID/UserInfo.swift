@@ -105,7 +105,11 @@ extension OAuth2Client {
     /// request's secrets are masked, as in every token endpoint answer.
     static func refusal(_ response: IncomingResponse, step: FlowStep, url: URL) -> AuthKitError {
         let fields = response.headers[values: .wwwAuthenticate]
-        if let challenge = BearerChallenge(fields: fields) ?? BearerChallenge(fields: fields, scheme: "dpop"),
+        // The first challenge that names an error: a server may answer both
+        // schemes (RFC 9449 §7.2), a bare `Bearer realm=…` before the
+        // `DPoP error="invalid_token"` that says what is wrong.
+        let challenges = [BearerChallenge(fields: fields), BearerChallenge(fields: fields, scheme: "dpop")]
+        if let challenge = challenges.lazy.compactMap({ $0 }).first(where: { $0.error != nil }),
             let code = challenge.error
         {
             return SecretMask(response.secrets).apply(
