@@ -127,6 +127,18 @@ import Testing
         // Twice is the same configuration, not two helpers.
         _ = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
         #expect(try String(contentsOf: home.appendingPathComponent("gitconfig"), encoding: .utf8) == config)
+        // A relative AUTHKIT_BUNDLED_PROVIDERS is written out whole: git runs
+        // the helper in a repository, where it named nothing.
+        try FileManager.default.createDirectory(
+            at: home.appendingPathComponent("bundled"), withIntermediateDirectories: true)
+        let relative = try await CLIProcess.run(
+            ["token", "setup-git", "--provider", "gitbox"],
+            environment: environment.merging(["AUTHKIT_BUNDLED_PROVIDERS": "bundled"]) { $1 }, workingDirectory: home)
+        let written = try String(contentsOf: home.appendingPathComponent("gitconfig"), encoding: .utf8)
+        #expect(
+            relative.status == 0 && written.contains("AUTHKIT_BUNDLED_PROVIDERS='/")
+                && written.contains("/bundled' '"), "\(relative.stderr)\n\(written)")
+        _ = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
 
         // git asks (from an environment without AUTHKIT_HOME): the expired token is
         // refreshed first, and given with the descriptor's user name.
@@ -376,6 +388,30 @@ import Testing
         }
         #expect(try await ask("alice", label: "work").isEmpty)
         #expect(try await ask("bob", label: "work").contains("password=bob-token"))
+    }
+
+    /// One user with accounts at two hosts of a `{host}` provider: git
+    /// asking about the second host as that user gets the second's token
+    /// (the first, another host's, was picked, refused, and git got nothing).
+    @Test func aUserNameInTheURLPicksThatUsersAccountAtThatHost() async throws {
+        let home = try CLIProcess.home("authkit-git-two-hosts")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let environment = ["AUTHKIT_HOME": home.path]
+        let store = FileCredentialStore(environment: environment)
+        for (label, host) in [("a", "ghe-a.example"), ("b", "ghe-b.example")] {
+            var credential = Credential(
+                providerID: "github-enterprise", label: label, accessToken: "\(label)-token",
+                expiresAt: Date(timeIntervalSinceNow: 3600), scopes: ["repo"], endpointOrigins: ["https://\(host)"])
+            credential.account = "bob (1)"
+            try await store.save(credential)
+        }
+        for (host, token) in [("ghe-a.example", "a-token"), ("ghe-b.example", "b-token")] {
+            let asked = try await ChildProcess.run(
+                CLIProcess.binary.path, ["token", "git-credential", "--provider", "github-enterprise", "get"],
+                environment: environment, input: "protocol=https\nhost=\(host)\nusername=bob\n\n")
+            #expect(
+                asked.exit.status == 0 && asked.standardOutput.contains("password=\(token)\n"), "\(host): \(asked)")
+        }
     }
 
     /// `setup-git` without `--label` where the provider holds only labelled

@@ -37,6 +37,12 @@ import Testing
         #expect(
             printed.status == 64 && printed.stderr.contains("OAuth 1.0a credential")
                 && !printed.stderr.contains("client id"), "\(printed.stderr)")
+        // Never checked, so no consumer key is asked for: it was "not
+        // checked", exit 1, without one configured here.
+        let status = try await CLIProcess.run(["token", "status", "--provider", "twitter"], environment: environment)
+        #expect(
+            status.status == 0 && status.stdout.contains("OAuth 1.0a tokens are not checked"),
+            "\(status.status): \(status.stdout) \(status.stderr)")
         let header = try await CLIProcess.run(["token", "header", "--provider", "twitter"], environment: environment)
         #expect(
             header.status == 64 && header.stderr.contains("give its method and URL")

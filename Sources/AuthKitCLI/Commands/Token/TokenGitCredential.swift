@@ -71,7 +71,10 @@ struct TokenGitCredential: WorkspaceCommand {
         // host, and git may ask a helper configured for all of them about
         // any: those this credential was not issued at are passed silently.
         let named = match.outright || match.byValuesInEffect
-        guard let key = try await Self.account(asked: request, git: git, options: account, in: workspace) else {
+        guard
+            let key = try await Self.account(
+                asked: request, at: origin, placeholders: placeholders, git: git, options: account, in: workspace)
+        else {
             return
         }
         guard let stored = try await workspace.store.credential(for: key) else {
@@ -130,7 +133,8 @@ struct TokenGitCredential: WorkspaceCommand {
     /// (`x-access-token`), the account `--label` (or `token switch`) chose;
     /// with `--label`, only that account is considered.
     static func account(
-        asked request: GitCredentialRequest, git: GitAccess, options: AccountOptions, in workspace: Workspace
+        asked request: GitCredentialRequest, at origin: URL, placeholders: [String: String],
+        git: GitAccess, options: AccountOptions, in workspace: Workspace
     ) async throws -> CredentialKey? {
         let chosen = try workspace.key(options)
         guard let wanted = request.single("username"), !wanted.isEmpty, !ExactText.same(wanted, git.username) else {
@@ -142,13 +146,20 @@ struct TokenGitCredential: WorkspaceCommand {
                 .filter { ExactText.same($0.providerID, chosen.providerID) && $0 != chosen }
                 .sorted { ($0.label ?? "") < ($1.label ?? "") }
         }
+        // The first that is that user's and was issued at the host git asks
+        // about; else the first that is that user's (whose refusal is then
+        // said): one user may hold accounts at two hosts of a `{host}`
+        // provider, and the first, another host's, hid the second.
+        var first: CredentialKey?
         for key in candidates {
-            if let label = key.label, ExactText.same(label, wanted) { return key }
+            let stored = try await workspace.store.credential(for: key)
             // Stored as the provider named it: "login (id)", or the id alone.
-            guard let name = try await workspace.store.credential(for: key)?.account else { continue }
-            if ExactText.same(name, wanted) || name.utf8.starts(with: (wanted + " (").utf8) { return key }
+            let named = stored?.account.map { ExactText.same($0, wanted) || $0.utf8.starts(with: (wanted + " (").utf8) }
+            guard key.label.map({ ExactText.same($0, wanted) }) == true || named == true else { continue }
+            if let stored, git.allows(origin, for: stored, placeholders: placeholders) { return key }
+            first = first ?? key
         }
-        return nil
+        return first
     }
 
     static func noGitSection(_ descriptor: ProviderDescriptor) -> CLIError {

@@ -244,10 +244,15 @@ struct TokenSetupGit: WorkspaceCommand {
     /// come from config.json or git's environment when a refresh needs them.
     func helperCommand(_ providerID: String, in workspace: Workspace) throws -> String {
         var words = [String]()
-        for name in ["AUTHKIT_HOME", "AUTHKIT_STORE", "AUTHKIT_BUNDLED_PROVIDERS"] {
+        for name in ["AUTHKIT_HOME", "AUTHKIT_STORE"] {
             if let value = workspace.environment[name], !value.isEmpty {
                 words.append(name + "=" + ShellWord.literal(value))
             }
+        }
+        // Made absolute, as --providers-dir is: git runs the helper in the
+        // repository's directory, where a relative one names nothing.
+        if let bundled = ProviderCatalog.bundledDirectoryOverride(environment: workspace.environment) {
+            words.append("AUTHKIT_BUNDLED_PROVIDERS=" + ShellWord.literal(bundled.standardizedFileURL.path))
         }
         // A home found through XDG_CONFIG_HOME is written out: git run
         // without that variable (from a GUI, cron, systemd, sudo) would

@@ -135,9 +135,9 @@ struct TokenStatus: WorkspaceCommand {
             let current = try await source.current()
             let details = details(current)
             guard let oauth2 = source.authenticator as? OAuth2Client else {
-                let name =
-                    current.rawFields["screen_name"]?.scalarText.map { " as \(CredentialSummary.safe($0))" } ?? ""
-                return (.fine, "stored\(name) (OAuth 1.0a tokens are not checked without a request)")
+                return (
+                    .fine, "stored\(Self.screenName(current)) (OAuth 1.0a tokens are not checked without a request)"
+                )
             }
             switch try await Self.account(of: current, with: oauth2) {
             case .account(let account)?:
@@ -152,6 +152,14 @@ struct TokenStatus: WorkspaceCommand {
             return (
                 .fine,
                 "stored, not checked: its descriptor names no way to ask (whoAmI, openid.userInfo or introspection); \(details)"
+            )
+        } catch AuthKitError.missingSetting where credential.kind == .oauth1 {
+            // An OAuth 1.0a token is never checked (no request to ask with):
+            // a consumer key not configured here (given on the command line
+            // at the sign-in) made it "not checked", exit 1, for a client
+            // that would not have been used.
+            return (
+                .fine, "stored\(Self.screenName(credential)) (OAuth 1.0a tokens are not checked without a request)"
             )
         } catch let error as AuthKitError {
             // A provider that could not be reached, or that answered that it
@@ -190,6 +198,11 @@ struct TokenStatus: WorkspaceCommand {
             // Not an AuthKit error: its text may hold anything; shown escaped.
             return (.notChecked, "not checked: \(DisplayText.sanitized("\(error)", limit: 300))")
         }
+    }
+
+    /// " as NAME" for an OAuth 1.0a token whose answer named its user (Twitter's `screen_name`).
+    static func screenName(_ credential: Credential) -> String {
+        credential.rawFields["screen_name"]?.scalarText.map { " as \(CredentialSummary.safe($0))" } ?? ""
     }
 
     enum Answer {
