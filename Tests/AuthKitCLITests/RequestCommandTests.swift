@@ -457,6 +457,12 @@ import Testing
                     && terminal.stdout.contains(#"\u{1B}]52;c;cm0gLXJmIH4K\u{7} done"#),
                 "\(terminal.stdout.debugDescription)")
             #expect(!terminal.stdout.contains("\u{1B}]52"), "the OSC 52 reached the terminal")
+            // The terminal named as the file (-o /dev/stdout): the same.
+            let (_, named) = try await requestPipedAndOnATerminal(
+                "/api/v2/text", at: server, options: ["-o", "/dev/stdout"])
+            #expect(
+                named.status == 0 && named.stdout.contains(#"\u{1B}]52;c;cm0gLXJmIH4K\u{7} done"#)
+                    && !named.stdout.contains("\u{1B}]52"), "\(named.stdout.debugDescription)")
         }
     }
 

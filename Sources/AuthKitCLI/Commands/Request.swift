@@ -541,6 +541,16 @@ struct Request: WorkspaceCommand {
                 "-o \(path): cannot be written (\(String(cString: strerror(errno)))).", status: .outputFailed)
         }
         defer { close(fd) }
+        if isatty(fd) != 0 {
+            // A terminal named as the file (`-o /dev/tty`, `-o /dev/stdout`
+            // at a terminal) is written as standard output on one is: the
+            // server's escape sequences written out, binary refused. They
+            // reached the terminal raw (an OSC 52 sequence set the clipboard).
+            var filter = TerminalFilter()
+            if !head.isEmpty { _ = Console.write(filter.filter(head) + filter.finish(), to: fd) }
+            try await Self.write(response, to: fd)
+            return
+        }
         try await write(response, to: fd, path: path, after: head)
     }
 
