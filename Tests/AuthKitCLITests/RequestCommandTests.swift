@@ -436,6 +436,14 @@ import Testing
             #expect(terminal.status == 1, "\(terminal.stdout)")
             #expect(terminal.stdout.contains("The response is binary"), "\(terminal.stdout)")
             #expect(!terminal.stdout.contains("\u{1B}]0;pwn"), "the body reached the terminal")
+            // A binary refusal: its status is said (exit 3), not "binary" (exit 1).
+            server.route("GET", "/api/v2/missing") { _ in
+                StubResponse(status: 404, headers: [("Content-Type", "image/png")], body: binary)
+            }
+            let (_, refused) = try await requestPipedAndOnATerminal("/api/v2/missing", at: server)
+            #expect(
+                refused.status == 3 && refused.stdout.contains("404") && !refused.stdout.contains("\u{1B}]0;pwn"),
+                "\(refused.status): \(refused.stdout)")
         }
     }
 

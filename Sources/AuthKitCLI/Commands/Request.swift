@@ -448,7 +448,14 @@ struct Request: WorkspaceCommand {
             // With -i, the head goes where the body goes, as curl's -i -o does.
             try await Self.save(response, to: output, after: headBytes)
         } else {
-            try await Self.write(response, to: STDOUT_FILENO)
+            do {
+                try await Self.write(response, to: STDOUT_FILENO)
+            } catch is CLIError where !(200...299).contains(status) {
+                // A binary refusal, not written to the terminal: its status
+                // (exit 3, "answered HTTP 404") says what happened; "the
+                // response is binary" (exit 1) hid it.
+                response.cancel()
+            }
         }
         guard (200...299).contains(status) else {
             throw await refusal(
