@@ -227,6 +227,50 @@ import Testing
         }
     }
 
+    /// A client credentials account whose token the API refuses, and whose
+    /// grant cannot be had again: the advice is to ask for it again with
+    /// --client-credentials (it said "the provider gave no refresh token",
+    /// and named a browser sign-in).
+    @Test func aRefusedClientCredentialsTokenIsAdvisedItsOwnSignIn() async throws {
+        try await withServer { server in
+            let granted = LockedValue(0)
+            server.route("POST", "/token") { _ in
+                let count = granted.withLock { count in
+                    count += 1
+                    return count
+                }
+                return count == 1
+                    ? .json(#"{"access_token":"machine-token","token_type":"Bearer","expires_in":3600}"#)
+                    : .json(#"{"error":"invalid_client"}"#, status: 401)
+            }
+            server.route("GET", "/api/thing") { _ in
+                .json("{}", status: 401, headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+            }
+            let home = try home()
+            defer { try? FileManager.default.removeItem(at: home) }
+            let descriptor = """
+                {"id": "machine", "name": "Machine", "protocol": "oauth2",
+                 "authorization": {"url": "\(server.baseURL)/authorize"},
+                 "token": {"url": "\(server.baseURL)/token", "clientAuthentication": "post"},
+                 "api": {"origins": ["\(server.baseURL)"]}}
+                """
+            try Data(descriptor.utf8).write(to: home.appendingPathComponent("providers/machine.json"))
+            let environment = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_MACHINE_CLIENT_ID": "id", "AUTHKIT_MACHINE_CLIENT_SECRET": "s",
+            ]
+            let signedIn = try await CLIProcess.run(
+                ["authorize", "--provider", "machine", "--client-credentials"], environment: environment)
+            #expect(signedIn.status == 0, "\(signedIn.stderr)")
+            let refused = try await CLIProcess.run(
+                ["request", "--provider", "machine", "\(server.baseURL)/api/thing"], environment: environment)
+            #expect(
+                refused.status == 3
+                    && refused.stderr.contains("authkit authorize --provider machine --client-credentials.")
+                    && !refused.stderr.contains("gave no refresh token"),
+                "\(refused.status): \(refused.stderr)")
+        }
+    }
+
     /// In a pipe (a CI log), the status line is printed, not redrawn: a
     /// port scanner's flood of stray requests printed a line each. At most
     /// eight in ten seconds now, the count kept on the ones that are printed.

@@ -698,7 +698,8 @@ struct Request: WorkspaceCommand {
         let stored = try? await workspace.store.credential(for: source.key)
         let refreshable =
             stored.map {
-                $0.kind == .oauth2 && ($0.refreshToken != nil || source.authenticator.descriptor.refresh != nil)
+                // A client credentials grant renews itself too (asked for again).
+                $0.kind == .oauth2 && ($0.isRenewable || source.authenticator.descriptor.refresh != nil)
             } ?? false
         let refresh: RefreshOutcome
         if let clientless = source.authenticator as? ClientlessAuthenticator, refreshable {
@@ -729,7 +730,9 @@ struct Request: WorkspaceCommand {
                 fields: head.headerFields[values: .wwwAuthenticate],
                 scheme: (sent ?? stored)?.proofKey != nil ? "dpop" : "bearer"
             ).map {
-                Self.advice($0, account: key, refresh: refresh, mask: mask)
+                Self.advice(
+                    $0, account: key, refresh: refresh, mask: mask,
+                    clientCredentials: (stored ?? sent)?.grantType == "client_credentials")
             } ?? "."
             : " from \(answering.redactedForLogs), where a redirect led; the credential was not sent there (not to another origin, nor back after one), so this is not about it."
         return CLIError(
@@ -765,7 +768,7 @@ struct Request: WorkspaceCommand {
     ///   them printed whole, where the token endpoint's errors mask them.
     static func advice(
         _ challenge: BearerChallenge, account: CredentialKey, refresh: RefreshOutcome = .failed,
-        mask: SecretMask = SecretMask([])
+        mask: SecretMask = SecretMask([]), clientCredentials: Bool = false
     ) -> String {
         guard let error = challenge.error, !error.isEmpty else { return "." }
         var text = ": \(mask.apply(DisplayText.sanitized(error, limit: 60)))"
@@ -776,7 +779,11 @@ struct Request: WorkspaceCommand {
         case "invalid_token":
             // CredentialSource has already refreshed and retried where the credential allows it.
             text += ". The token was not accepted (expired early, revoked, or for another audience), and "
-            let signIn = "sign in again: authkit authorize \(ShellWord.account(account))."
+            // The way the account was signed in: a client's own grant is
+            // asked for again with --client-credentials, not in a browser.
+            let signIn =
+                "sign in again: authkit authorize \(ShellWord.account(account))"
+                + (clientCredentials ? " --client-credentials." : ".")
             switch refresh {
             case .blocked(let missing):
                 text +=

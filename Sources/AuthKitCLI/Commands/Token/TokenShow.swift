@@ -62,7 +62,7 @@ struct TokenShow: WorkspaceCommand {
     private func warnIfExpired(_ credential: Credential) {
         guard let expiresAt = credential.expiresAt, expiresAt <= Date() else { return }
         let renew =
-            credential.kind == .oauth2 && credential.refreshToken != nil
+            credential.kind == .oauth2 && credential.isRenewable
             ? "'authkit token refresh \(ShellWord.account(credential.key))' renews it, as 'authkit token header' does before it prints"
             : "sign in again: authkit authorize \(ShellWord.account(credential.key))"
         Console.err("authkit: warning: this access token expired at \(expiresAt.formatted(.iso8601)); \(renew).")
