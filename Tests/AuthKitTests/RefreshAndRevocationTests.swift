@@ -244,13 +244,17 @@ import Testing
             server.route("POST", "/api") { _ in refused }
             #expect(try await send() == (401, #"{"error":"invalid_token"}"#))
             #expect(server.requests(to: "/api").count == 4 && server.requests(to: "/token").count == 2)
+            // That renewed token refused again: no further refresh for it (an
+            // API that refuses every token cost one refresh per request).
+            #expect(try await send() == (401, #"{"error":"invalid_token"}"#))
+            #expect(server.requests(to: "/api").count == 5 && server.requests(to: "/token").count == 2)
 
             // Nothing to refresh it with: the 401 as it came, no refresh tried.
             var bare = live
             bare.refreshToken = nil
             await store.save(bare)
             #expect(try await send() == (401, #"{"error":"invalid_token"}"#))
-            #expect(server.requests(to: "/api").count == 5 && server.requests(to: "/token").count == 2)
+            #expect(server.requests(to: "/api").count == 6 && server.requests(to: "/token").count == 2)
         }
     }
 

@@ -622,7 +622,8 @@ public struct CredentialSource: Sendable {
                 fields: opened.headers[values: .wwwAuthenticate], scheme: credential.proofKey != nil ? "dpop" : "bearer"
             )?
             .error == "invalid_token",
-            credential.kind == .oauth2, credential.isRenewable || authenticator.descriptor.refresh != nil
+            credential.kind == .oauth2, credential.isRenewable || authenticator.descriptor.refresh != nil,
+            !RefusedRenewals.contains(credential.accessToken, at: request.target.origin)
         {
             let renewed: Credential?
             let renewedByProvider = LockedValue(false)
@@ -652,6 +653,19 @@ public struct CredentialSource: Sendable {
                 // the resource's origin, the refresh kept the token
                 // endpoint's nonce (RFC 9449 §8) in place of the resource's (§9).
                 opened = try await openGivingNonce(request, with: renewed, until: end, policy: policy)
+                if opened.status == 401, opened.credentialed,
+                    BearerChallenge(
+                        fields: opened.headers[values: .wwwAuthenticate],
+                        scheme: renewed.proofKey != nil ? "dpop" : "bearer")?.error == "invalid_token"
+                {
+                    // The renewed token refused too: the server refuses
+                    // every token alike, and refreshing on each of its 401s
+                    // would spend one refresh per request (``RefusedRenewals``).
+                    RefusedRenewals.insert(renewed.accessToken, at: request.target.origin)
+                    transport.logger.warning(
+                        "\(request.displayURL) refused a token renewed for its invalid_token too; its 401s get no refresh for \(RefusedRenewals.period.components.seconds / 60) minutes."
+                    )
+                }
             }
         }
         return (
