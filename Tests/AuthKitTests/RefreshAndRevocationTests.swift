@@ -291,6 +291,28 @@ import Testing
         }
     }
 
+    /// A redirect not followed names its target's origin, which the server
+    /// chose: one that made the access token it was sent a host name had
+    /// it in the error whole (only the request's own secrets were masked,
+    /// and an API request's token is added per hop).
+    @Test func aRedirectRefusedDoesNotRepeatTheTokenItWasSent() async throws {
+        try await withServer { server in
+            server.route("GET", "/echo") { _ in .redirect(302, to: "ftp://old-access.example/") }
+            let client = try OAuth2Client(
+                descriptor: descriptor(server), settings: ClientSettings(clientID: "c", clientSecret: "s"))
+            var live = expired
+            live.expiresAt = Date().addingTimeInterval(3600)
+            let source = CredentialSource(authenticator: client, store: InMemoryCredentialStore([live]), key: live.key)
+            let echo = try #require(URL(string: "\(server.baseURL)/echo"))
+            await #expect {
+                _ = try await source.send(HTTPRequest(method: .get, url: echo), followRedirects: true)
+            } throws: { error in
+                guard case .redirectNotFollowed(_, _, let location) = error as? AuthKitError else { return false }
+                return !location.contains("old-access") && !"\(error)".contains("old-access")
+            }
+        }
+    }
+
     /// RFC 7009's two calls: a server that refuses the access token once its
     /// refresh token (and with it the grant) is revoked does not fail the
     /// sign-out; a refused refresh token still lets the access token be

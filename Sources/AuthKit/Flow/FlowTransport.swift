@@ -70,6 +70,9 @@ package struct FlowTransport: Sendable {
         var current = request
         var hops = 0
         var leftTheOrigin = false
+        // What every hop carried: the request's own, and what `authorize`
+        // added (an API request's access token), for the refusal below.
+        var secrets = request.secrets
         while true {
             let credentialed = authorize == nil || (!leftTheOrigin && current.target.origin == origin)
             var outgoing = current
@@ -77,7 +80,10 @@ package struct FlowTransport: Sendable {
                 guard current.target.allowsCredentials else {
                     throw AuthKitError.insecureTransport(url: current.displayURL)
                 }
-                if let authorize { outgoing = try await authorize(current) }
+                if let authorize {
+                    outgoing = try await authorize(current)
+                    secrets += outgoing.secrets
+                }
 
             }
             // One the caller set (curl's -A, -H 'User-Agent: …') is kept.
@@ -167,7 +173,7 @@ package struct FlowTransport: Sendable {
                     }
                 }
                 // The target is the server's: a secret it was sent can be a host name.
-                throw SecretMask(request.secrets).apply(
+                throw SecretMask(secrets).apply(
                     AuthKitError.redirectNotFollowed(step: step, status: status, location: shown))
             }
             if target.origin != origin { leftTheOrigin = true }
