@@ -48,14 +48,14 @@ struct TokenExchange: WorkspaceCommand {
         }
         // As a sign-in's or an import's --label: shown, typed and completed again later.
         try AccountOptions.checkNewLabel(newLabel, flag: "--as")
-        if newLabel == account.label {
+        if let label = account.label, ExactText.same(newLabel, label) {
             throw ValidationError("--as names the credential being traded; give the new token a label of its own.")
         }
     }
 
     func run(in workspace: Workspace) async throws {
         let key = try workspace.key(account)
-        if newLabel == key.label {
+        if let label = key.label, ExactText.same(newLabel, label) {
             // The account `token switch` chose, named by --as: trading it would replace it.
             throw CLIError(
                 "--as \(newLabel) names the credential being traded (the account chosen with token switch); give the new token a label of its own.",

@@ -28,7 +28,11 @@ struct TokenSwitch: WorkspaceCommand {
                 key, so: "nothing was switched", others: await workspace.otherAccounts(than: key))
         }
         try workspace.defaultAccounts.choose(key.label, for: account.provider)
-        let which = key.label.map { "'\($0)'" } ?? "the account without a label"
-        Console.say("\(account.provider)'s commands without --label now use \(which) (\(key)).")
+        // The label and id as typed: escaped (a control character in either
+        // reached the terminal as written).
+        let which = key.label.map { "'\(DisplayText.sanitized($0, limit: 80))'" } ?? "the account without a label"
+        Console.say(
+            "\(DisplayText.sanitized(account.provider, limit: 80))'s commands without --label now use \(which) "
+                + "(\(DisplayText.sanitized("\(key)", limit: 120))).")
     }
 }
