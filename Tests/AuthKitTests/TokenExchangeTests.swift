@@ -246,6 +246,25 @@ import Testing
         }
     }
 
+    /// Reddit's API rules ask every request for a descriptive User-Agent:
+    /// its who-am-I call carries the user's (`whoAmI.headers`), as its token
+    /// requests do; it went with AuthKit's own.
+    @Test func redditsWhoAmICarriesItsUserAgent() async throws {
+        try await withServer { server in
+            server.route("GET", "/api/v1/me") { _ in .json(#"{"id":"abc12","name":"spez"}"#) }
+            let client = try OAuth2Client(
+                descriptor: bundledDescriptor("reddit", pointingTo: server),
+                settings: ClientSettings(
+                    clientID: "c", clientSecret: "s", placeholders: ["user_agent": "linux:my-app:1.0 (by /u/spez)"]))
+            let credential = Credential(providerID: "reddit", accessToken: "at", endpointOrigins: [server.baseURL])
+            let who = try await client.whoAmI(credential)
+            #expect(who.subject == "abc12" && who.name == "spez")
+            let request = try #require(server.requests(to: "/api/v1/me").first)
+            #expect(request.header("User-Agent") == "linux:my-app:1.0 (by /u/spez)")
+            #expect(request.header("Authorization") == "Bearer at")
+        }
+    }
+
     /// Notion's reference lists `Notion-Version` as a required header of
     /// its token endpoint (a request without it: 400 `missing_version`), and
     /// its SDK sends it to the revocation endpoint too: both carry it,

@@ -40,6 +40,7 @@ package struct DescriptorFile: Codable, Sendable, Hashable {
         package var url: String
         package var subject: String
         package var name: String?
+        package var headers: [String: String]?
     }
 
     /// Where the provider's API lives (see ``APIOrigins``).
@@ -296,7 +297,9 @@ extension DescriptorFile {
             git: git.map { GitAccess(origins: APIOrigins($0.origins), username: $0.username, scopes: $0.scopes ?? []) },
             whoAmI: whoAmI.flatMap { call in
                 FieldPath(call.subject).map {
-                    WhoAmISettings(url: call.url, subject: $0, name: call.name.flatMap(FieldPath.init))
+                    WhoAmISettings(
+                        url: call.url, subject: $0, name: call.name.flatMap(FieldPath.init),
+                        headers: call.headers ?? [:])
                 }
             },
             openID: openid.map {
@@ -441,7 +444,9 @@ extension DescriptorFile {
                 Git(origins: $0.origins.patterns, username: $0.username, scopes: $0.scopes.isEmpty ? nil : $0.scopes)
             },
             whoAmI: descriptor.whoAmI.map {
-                WhoAmI(url: $0.url, subject: $0.subject.description, name: $0.name?.description)
+                WhoAmI(
+                    url: $0.url, subject: $0.subject.description, name: $0.name?.description,
+                    headers: $0.headers.isEmpty ? nil : $0.headers)
             },
             introspection: descriptor.introspectionURL,
             dpop: descriptor.dpop)

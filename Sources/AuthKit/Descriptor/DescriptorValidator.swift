@@ -386,6 +386,11 @@ package struct DescriptorValidator: Sendable {
             if FieldPath(whoAmI.subject) == nil {
                 issue("whoAmI.subject", "is not a field path (members separated by '.', array indexes as [n]).")
             }
+            if let headers = whoAmI.headers {
+                checkTemplates(Array(headers.values), field: "whoAmI.headers", allowed: declared, issue: issue)
+                // The call's Authorization is the access token's.
+                checkHeaderNames(headers, field: "whoAmI.headers", authorizationAllowed: false, issue: issue)
+            }
             if let name = whoAmI.name, FieldPath(name) == nil {
                 issue("whoAmI.name", "is not a field path (members separated by '.', array indexes as [n]).")
             }

@@ -314,6 +314,10 @@ package struct WhoAmISettings: Sendable, Hashable {
     package var subject: FieldPath
     /// Where a name a person recognises is (display only).
     package var name: FieldPath?
+    /// Headers the call needs besides the token (Reddit's descriptive
+    /// `User-Agent`, which its API rules ask of every client); may hold
+    /// `{placeholders}`.
+    package var headers: [String: String] = [:]
 }
 
 /// A provider whose "any tenant" endpoints sign users of many tenants in,

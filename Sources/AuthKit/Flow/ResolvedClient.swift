@@ -58,6 +58,8 @@ final class ResolvedClient: Sendable {
     let redirectIssuerPattern: (prefix: String, suffix: String)?
     /// The descriptor's "who am I" endpoint, placeholders filled in.
     let whoAmIURL: URL?
+    /// The who-am-I call's own headers (``WhoAmISettings/headers``), placeholders filled in.
+    let whoAmIHeaders: [(name: String, value: String)]
     /// The client's private key file, for `private_key_jwt` (RFC 7523 §2.2):
     /// read at each request that authenticates, so that a rotated key is used
     /// without a restart.
@@ -158,8 +160,12 @@ final class ResolvedClient: Sendable {
                 ])
             }
             self.whoAmIURL = url
+            self.whoAmIHeaders = try whoAmI.headers.sorted { $0.key < $1.key }.map {
+                ($0.key, try placeholders.render($0.value, inURL: false, field: "whoAmI.headers.\($0.key)"))
+            }
         } else {
             self.whoAmIURL = nil
+            self.whoAmIHeaders = []
         }
         if let issuer = descriptor.issuer {
             var issuerPlaceholders = placeholders

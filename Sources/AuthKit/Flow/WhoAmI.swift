@@ -43,7 +43,7 @@ extension OAuth2Client {
         guard let url = client.whoAmIURL, let settings = descriptor.whoAmI else {
             throw AuthKitError.notSupported(providerID: descriptor.id, .userInfo)
         }
-        let response = try await bearerGET(url, with: credential, step: .apiRequest)
+        let response = try await bearerGET(url, with: credential, step: .apiRequest, headers: client.whoAmIHeaders)
         func invalid(_ kind: AuthKitError.ResponseProblem.Kind, _ detail: String) -> AuthKitError {
             .invalidResponse(step: .apiRequest, reason: .init(kind, detail))
         }

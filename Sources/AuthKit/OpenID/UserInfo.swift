@@ -67,7 +67,9 @@ extension OAuth2Client {
     /// calls about the user (UserInfo, who-am-I): only to an origin the
     /// credential was issued for, under the token endpoint's policy (no
     /// redirects: the token would follow them; a deadline) and 256 KiB.
-    func bearerGET(_ url: URL, with credential: Credential, step: FlowStep) async throws -> IncomingResponse {
+    func bearerGET(
+        _ url: URL, with credential: Credential, step: FlowStep, headers: [(name: String, value: String)] = []
+    ) async throws -> IncomingResponse {
         var policy = RequestPolicy.tokenEndpoint
         policy.maximumBodySize = 256 * 1024
         // The nonce of the refusal this request is the one retry of.
@@ -82,6 +84,7 @@ extension OAuth2Client {
                 request.head = try Self.bearerAuthorized(request.head, with: credential, descriptor: descriptor)
             }
             request.head.headerFields[.accept] = "application/json"
+            for (name, value) in headers { request.setHeader(name, value) }
             request.secrets = [credential.accessToken]
             try calls.checkOrigin(of: request, for: credential)
             let response = try await calls.transport.send(request, step: step, policy: policy)
