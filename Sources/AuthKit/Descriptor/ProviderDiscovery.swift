@@ -110,11 +110,16 @@ extension ProviderDescriptor {
                 // be used", nothing more: the next location is tried. A
                 // server whose well-known route matches by prefix answers
                 // its root's document for `…/tenant`, whose OpenID Connect
-                // document, at the next location, is right.
-                guard case .invalidFile = error else { throw error }
+                // document, at the next location, is right. Only that: a
+                // document of this issuer that fails a check is refused as
+                // before (passed over, a discovery could end without the
+                // endpoints it named).
+                guard case .invalidFile(let issues) = error, issues.contains(where: { $0.field == "issuer" }) else {
+                    throw error
+                }
                 refused = refused ?? error
                 answered = true
-                reasons.append((location.redactedForLogs, "a document this issuer's descriptor cannot be made of"))
+                reasons.append((location.redactedForLogs, "a document of another issuer"))
                 continue
             }
         }
