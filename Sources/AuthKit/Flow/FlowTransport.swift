@@ -172,7 +172,10 @@ package struct FlowTransport: Sendable {
                         shown += " (after \(hops) redirects followed, the limit)"
                     }
                 }
-                // The target is the server's: a secret it was sent can be a host name.
+                // The target is the server's: a secret it was sent can be a
+                // host name, which the origin wrote in lower case (so the
+                // secrets are looked for in any case there).
+                shown = SecretMask(secrets.map { $0.lowercased() }).apply(shown)
                 throw SecretMask(secrets).apply(
                     AuthKitError.redirectNotFollowed(step: step, status: status, location: shown))
             }
