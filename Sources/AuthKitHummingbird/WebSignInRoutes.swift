@@ -48,8 +48,8 @@ extension WebSignIn {
                 var token = request.headers[HTTPField.Name("X-CSRF-Token")!].flatMap { $0.isEmpty ? nil : $0 }
                 // A body too large for a form holding one token (or one that
                 // could not be read) carries no token: the sign-out is then
-                // refused as any without one (401 without a session, 403
-                // with). Its error passed to the catch-all, a 503 logged as
+                // refused as any without one (401 without a session cookie,
+                // 403 with a session; a cookie whose session ended is cleared). Its error passed to the catch-all, a 503 logged as
                 // an error, as if the database were away, for any client
                 // that posts 17 KiB.
                 if token == nil, let body = try? await request.collectBody(upTo: 16 * 1024) {

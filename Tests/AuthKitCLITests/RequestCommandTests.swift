@@ -440,10 +440,16 @@ import Testing
             server.route("GET", "/api/v2/missing") { _ in
                 StubResponse(status: 404, headers: [("Content-Type", "image/png")], body: binary)
             }
-            let (_, refused) = try await requestPipedAndOnATerminal("/api/v2/missing", at: server)
-            #expect(
-                refused.status == 3 && refused.stdout.contains("404") && !refused.stdout.contains("\u{1B}]0;pwn"),
-                "\(refused.status): \(refused.stdout)")
+            for options in [[], ["-o", "/dev/stdout"]] {
+                let (_, refused) = try await requestPipedAndOnATerminal("/api/v2/missing", at: server, options: options)
+                #expect(
+                    refused.status == 3 && refused.stdout.contains("404") && !refused.stdout.contains("\u{1B}]0;pwn"),
+                    "\(options): \(refused.status): \(refused.stdout)")
+            }
+            // Named as the file, a success's binary body is refused as on standard output.
+            let (_, named) = try await requestPipedAndOnATerminal(
+                "/api/v2/image", at: server, options: ["-o", "/dev/stdout"])
+            #expect(named.status == 1 && named.stdout.contains("The response is binary"), "\(named.stdout)")
         }
     }
 

@@ -444,16 +444,19 @@ struct Request: WorkspaceCommand {
         }
         if fail, status >= 400 {
             response.cancel()
-        } else if let output = outputFile {
-            // With -i, the head goes where the body goes, as curl's -i -o does.
-            try await Self.save(response, to: output, after: headBytes)
         } else {
             do {
-                try await Self.write(response, to: STDOUT_FILENO)
-            } catch is CLIError where !(200...299).contains(status) {
-                // A binary refusal, not written to the terminal: its status
-                // (exit 3, "answered HTTP 404") says what happened; "the
-                // response is binary" (exit 1) hid it.
+                if let output = outputFile {
+                    // With -i, the head goes where the body goes, as curl's -i -o does.
+                    try await Self.save(response, to: output, after: headBytes)
+                } else {
+                    try await Self.write(response, to: STDOUT_FILENO)
+                }
+            } catch let binary as BinaryOnATerminal {
+                // A refusal's binary body, not written to the terminal: its
+                // status (exit 3, "answered HTTP 404") says what happened;
+                // "the response is binary" (exit 1) hid it.
+                guard !(200...299).contains(status) else { throw binary.refusal }
                 response.cancel()
             }
         }
@@ -653,6 +656,13 @@ struct Request: WorkspaceCommand {
         return (request, method)
     }
 
+    /// A body holding NUL bytes, not written to a terminal (``write(_:to:)``).
+    struct BinaryOnATerminal: Error {
+        let refusal = CLIError(
+            "The response is binary (it holds NUL bytes), so it was not written to the terminal, which it could garble. "
+                + "Redirect it to a file (> file), or pipe it (| cat) to see it anyway.", status: .failure)
+    }
+
     /// Writes the answer's body to `fd`, as curl does: every byte to a file or
     /// a pipe; to a terminal, text with its control characters and escape
     /// sequences written out (colours aside), and never binary.
@@ -667,11 +677,7 @@ struct Request: WorkspaceCommand {
         var last: UInt8?
         for try await chunk in response {
             last = chunk.last ?? last
-            if toTerminal, chunk.contains(0) {
-                throw CLIError(
-                    "The response is binary (it holds NUL bytes), so it was not written to the terminal, which it could garble. "
-                        + "Redirect it to a file (> file), or pipe it (| cat) to see it anyway.", status: .failure)
-            }
+            if toTerminal, chunk.contains(0) { throw BinaryOnATerminal() }
             if !Console.write(toTerminal ? filter.filter(chunk) : chunk, to: fd) { break } // the reader has gone
         }
         if toTerminal {
@@ -771,6 +777,10 @@ struct Request: WorkspaceCommand {
         mask: SecretMask = SecretMask([]), clientCredentials: Bool = false
     ) -> String {
         guard let error = challenge.error, !error.isEmpty else { return "." }
+        // The way the account was signed in: a client's own grant is asked
+        // for again with --client-credentials, not in a browser.
+        let signInCommand =
+            "authkit authorize \(ShellWord.account(account))" + (clientCredentials ? " --client-credentials" : "")
         var text = ": \(mask.apply(DisplayText.sanitized(error, limit: 60)))"
         if let description = challenge.errorDescription, !description.isEmpty {
             text += " (\(mask.apply(DisplayText.sanitized(description, limit: 200))))"
@@ -779,11 +789,7 @@ struct Request: WorkspaceCommand {
         case "invalid_token":
             // CredentialSource has already refreshed and retried where the credential allows it.
             text += ". The token was not accepted (expired early, revoked, or for another audience), and "
-            // The way the account was signed in: a client's own grant is
-            // asked for again with --client-credentials, not in a browser.
-            let signIn =
-                "sign in again: authkit authorize \(ShellWord.account(account))"
-                + (clientCredentials ? " --client-credentials." : ".")
+            let signIn = "sign in again: \(signInCommand)."
             switch refresh {
             case .blocked(let missing):
                 text +=
@@ -810,12 +816,12 @@ struct Request: WorkspaceCommand {
             let scopes = named.filter { ScopeToken.problem($0) == nil && !$0.hasPrefix("-") && $0.count <= 100 }
             if named.count > Self.scopesInAdvice {
                 text +=
-                    ". It needs \(named.count) scopes (\(DisplayText.sanitized(named.joined(separator: " "), limit: 300))): sign in again with them, authkit authorize \(ShellWord.account(account)) with a --scope for each."
+                    ". It needs \(named.count) scopes (\(DisplayText.sanitized(named.joined(separator: " "), limit: 300))): sign in again with them, \(signInCommand) with a --scope for each."
             } else {
                 text +=
                     scopes.isEmpty || scopes.count != named.count
-                    ? ". The token lacks a scope this request needs: sign in again with it, authkit authorize \(ShellWord.account(account)) --scope …."
-                    : ". It needs the scope \(DisplayText.sanitized(scopes.joined(separator: " "), limit: 300)): sign in again with it, authkit authorize \(ShellWord.account(account)) \(scopes.map { "--scope " + ShellWord.quoted($0) }.joined(separator: " "))."
+                    ? ". The token lacks a scope this request needs: sign in again with it, \(signInCommand) --scope …."
+                    : ". It needs the scope \(DisplayText.sanitized(scopes.joined(separator: " "), limit: 300)): sign in again with it, \(signInCommand) \(scopes.map { "--scope " + ShellWord.quoted($0) }.joined(separator: " "))."
             }
         default:
             text += "."
