@@ -25,6 +25,11 @@ func fuzzJSON(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
             preconditionFailure(
                 "the parsers disagree at \(difference) in \(String(decoding: data, as: UTF8.self).debugDescription)")
         }
+        // Both lenient alike (a trailing comma Foundation takes) would pass
+        // the comparison: what AuthKit accepts must be RFC 8259 JSON.
+        precondition(
+            Grammar.accepts(data),
+            "AuthKit accepts what is not RFC 8259 JSON: \(String(decoding: data, as: UTF8.self).debugDescription)")
     case (.failure(let failure as JSONParser.Failure), .success):
         // Foundation is the lenient one here (a trailing comma, another
         // encoding); the grammar below says whether the text is JSON.

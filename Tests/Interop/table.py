@@ -28,6 +28,7 @@ CELLS = {
     "authlib.client-secret-post": [("Authlib", "client_secret_post")],
     "authlib.openid-id-token": [("Authlib", OPENID)],
     "authlib.openid-wrong-audience-refused": [("Authlib", "OpenID Connect: ID token for another audience refused")],
+    "authlib.openid-forged-refused": [("Authlib", "OpenID Connect: ID token signed by an unpublished key, or of another issuer, refused")],
     "pyop.openid-sign-in": [(PYOP, LISTENER), (PYOP, "client_secret_basic"), (PYOP, "PKCE S256 verified by the server"), (PYOP, OPENID),
                             (PYOP, "OpenID Connect without RFC 9207 `iss` in the redirect")],
     "pyop.discovery-openid": [(PYOP, "OpenID Connect discovery: `providers add --issuer` writes the openid part, then sign-in")],

@@ -31,6 +31,9 @@ Clients (all may use redirect URIs on http://127.0.0.1 with any port, RFC 8252 Â
   short-client      secret short-secret client_secret_basic, access tokens live 5 s
   deny-client       secret deny-secret  client_secret_basic, consent always denied
   aud-client        secret aud-secret   client_secret_basic, ID tokens for another audience
+  badkey-client     secret badkey-secret client_secret_basic, ID tokens signed by a key not
+                    published (same kid as the published one)
+  iss-client        secret iss-secret   client_secret_basic, ID tokens naming another issuer
 
     python3 authlib_server.py [--issuer URL]
 
@@ -114,10 +117,15 @@ CLIENTS = {c.client_id: c for c in [
     Client("short-client", "short-secret", "client_secret_basic", lifetime=5),
     Client("deny-client", "deny-secret", "client_secret_basic", deny=True),
     Client("aud-client", "aud-secret", "client_secret_basic"),
+    Client("badkey-client", "badkey-secret", "client_secret_basic"),
+    Client("iss-client", "iss-secret", "client_secret_basic"),
 ]}
 
 # The OpenID Provider's signing key, published at /jwks (public half only).
 SIGNING_KEY = RSAKey.generate_key(2048, parameters={"kid": "authlib-rs256", "use": "sig", "alg": "RS256"})
+# Another key under the same kid, never published: what badkey-client's ID
+# tokens are signed with (a relying party must refuse them).
+UNPUBLISHED_KEY = RSAKey.generate_key(2048, parameters={"kid": "authlib-rs256", "use": "sig", "alg": "RS256"})
 
 
 class AuthorizationCode(AuthorizationCodeMixin):
@@ -255,7 +263,7 @@ class OpenID(OpenIDCode):
             return nonce in NONCES
 
     def resolve_client_private_key(self, client):
-        return SIGNING_KEY
+        return UNPUBLISHED_KEY if client.get_client_id() == "badkey-client" else SIGNING_KEY
 
     def get_client_algorithm(self, client):
         return "RS256"
@@ -265,7 +273,8 @@ class OpenID(OpenIDCode):
 
     def get_client_claims(self, client):
         audience = "someone-else" if client.get_client_id() == "aud-client" else client.get_client_id()
-        return {"iss": self.issuer_holder[0], "aud": [audience]}
+        issuer = "https://another-issuer.example" if client.get_client_id() == "iss-client" else self.issuer_holder[0]
+        return {"iss": issuer, "aud": [audience]}
 
     def generate_user_info(self, user, scope):
         info = UserInfo(sub=str(user.id), name=user.name.capitalize(), preferred_username=user.name)

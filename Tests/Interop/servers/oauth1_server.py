@@ -258,8 +258,14 @@ def make_handler(store, verbose):
                            {"Content-Type": "application/json"})
                 return
             params = [[k, v] for k, v in request.params if not k.startswith("oauth_")]
+            # The signature method and nonce oauthlib verified: PLAINTEXT
+            # (allowed above for other clients) signs no base string, and a
+            # fixed nonce passes a replay check across seconds; the suite
+            # asserts neither happened.
             self.reply(200, json.dumps({"ok": True, "method": method, "params": params,
-                                        "token": request.resource_owner_key}),
+                                        "token": request.resource_owner_key,
+                                        "signature_method": request.signature_method,
+                                        "nonce": request.nonce}),
                        {"Content-Type": "application/json"})
 
     return Handler
