@@ -33,6 +33,7 @@ import Testing
         "revocation.parameters", // RFC 7009: token and token_type_hint, when neither these…
         "revocation.clientAuthentication", // …nor this is given: then the token endpoint's
         "token.refreshRequiresClientSecret", // token.requiresClientSecret
+        "token.sendRedirectURI", // authorization.sendRedirectURI
         "device.encoding", // the token endpoint's
         "device.clientAuthentication",
         "device.requiresClientSecret",
