@@ -2099,7 +2099,7 @@ enum BundledDescriptors {
         "refreshRequiresClientSecret": { "type": "boolean", "description": "As requiresClientSecret, for a refresh at the token endpoint (Twitch refreshes a public client's device-grant token without the secret, though its code exchange needs it). Default: requiresClientSecret." },
         "refreshRefusedErrors": { "type": "array", "items": { "type": "string", "pattern": "^[\\x20-\\x21\\x23-\\x5B\\x5D-\\x7E]{1,64}$" }, "description": "Error codes, besides RFC 6749's invalid_grant, with which the provider refuses a refresh token that no longer works: the user must sign in again (GitHub: bad_refresh_token). Default: none." },
         "sendGrantType": { "default": true, "type": "boolean", "description": "Default true." },
-        "sendRedirectURI": { "default": true, "type": "boolean", "description": "Default: authorization.sendRedirectURI." },
+        "sendRedirectURI": { "type": "boolean", "description": "Default: authorization.sendRedirectURI (itself true by default)." },
         "headers": { "default": {}, "$ref": "#/$defs/stringMap" },
         "successStatus": { "default": [200], "$ref": "#/$defs/statuses" },
         "response": { "$ref": "#/$defs/responseMapping" }
