@@ -45,6 +45,12 @@ import Testing
             let onDisk = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
             #expect(onDisk.trimmingCharacters(in: .newlines) == json, "run scripts/embed-providers: \(name) changed")
         }
+        // The schema the loader checks files against is embedded too (a
+        // schema edit without the script was found only by CI's --check).
+        let schema = try String(contentsOf: folder.appendingPathComponent("schema.json"), encoding: .utf8)
+        #expect(
+            schema.trimmingCharacters(in: .newlines) == BundledDescriptors.schema,
+            "run scripts/embed-providers: schema.json changed")
     }
 
     @Test func bundledOutlinesMatchTheirFiles() throws {
