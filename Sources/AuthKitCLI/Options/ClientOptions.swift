@@ -34,6 +34,19 @@ struct ClientOptions: ParsableArguments {
             valueName: "name=value"))
     var placeholder: [String] = []
 
+    /// `--placeholder name=value` entries as a dictionary (`token import` takes them too).
+    static func placeholders(_ entries: [String]) throws -> [String: String] {
+        var placeholders = [String: String]()
+        for entry in entries {
+            let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty else {
+                throw CLIError("--placeholder takes name=value, e.g. --placeholder team=acme; got '\(entry)'.")
+            }
+            placeholders[parts[0]] = parts[1]
+        }
+        return placeholders
+    }
+
     func validate() throws {
         try Self.checkNotAFlag(clientID, after: "--client-id")
         try Self.checkNotAFlag(clientSecret, after: "--client-secret")
@@ -68,14 +81,7 @@ struct ClientOptions: ParsableArguments {
     }
 
     func settings() throws -> ClientSettings {
-        var placeholders = [String: String]()
-        for entry in placeholder {
-            let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, !parts[0].isEmpty else {
-                throw CLIError("--placeholder takes name=value, e.g. --placeholder team=acme; got '\(entry)'.")
-            }
-            placeholders[parts[0]] = parts[1]
-        }
+        let placeholders = try Self.placeholders(placeholder)
         return ClientSettings(
             clientID: clientID, clientSecret: clientSecret,
             placeholders: placeholders.isEmpty ? nil : placeholders, privateKeyFile: privateKey)

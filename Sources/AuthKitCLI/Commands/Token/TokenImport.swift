@@ -142,15 +142,7 @@ struct TokenImport: WorkspaceCommand {
     /// (`request`, git, `token status`: "issued elsewhere"), so a
     /// placeholder the endpoints need and nothing gives is refused first.
     func endpointOrigins(of descriptor: ProviderDescriptor, in workspace: Workspace) throws -> [String] {
-        var given = [String: String]()
-        for entry in placeholder {
-            let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, !parts[0].isEmpty else {
-                throw CLIError(
-                    "--placeholder takes name=value, e.g. --placeholder host=ghe.example.com; got '\(entry)'.")
-            }
-            given[parts[0]] = parts[1]
-        }
+        let given = try ClientOptions.placeholders(placeholder)
         if let unknown = descriptor.undeclaredPlaceholder(in: Array(given.keys)) {
             throw CLIError("--placeholder: \(unknown.problem)")
         }
