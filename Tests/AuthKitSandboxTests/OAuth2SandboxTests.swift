@@ -416,6 +416,60 @@ import Testing
         }
     }
 
+    /// RFC 7009 §2.1: `token_type_hint` is optional. A client that sends
+    /// none (one found through the metadata's `revocation_endpoint`, or
+    /// curl) was answered 405: the emulation's routes each required a hint.
+    @Test func anRFC7009RevocationWithoutAHintIsTaken() async throws {
+        try await Sandbox.with(emulating: try bundled("gitlab")) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            let refreshToken = try #require(credential.refreshToken)
+            let revoke = try #require(URL(string: sandbox.baseURL.absoluteString + "/gitlab.com/oauth/revoke"))
+            let settings = sandbox.clientSettings
+            let form = FormURLEncoding.encode([
+                ("token", refreshToken), ("client_id", settings.clientID ?? ""),
+                ("client_secret", settings.clientSecret ?? ""),
+            ])
+            let answer = try await raw(
+                "POST", revoke, headers: ["Content-Type": "application/x-www-form-urlencoded"], body: form)
+            #expect(answer.status == 200, "\(answer.body)")
+            #expect(sandbox.events.last?.summary == "grant revoked")
+            // The grant is over: its access token no longer works.
+            #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: credential).0 == 401)
+            // A hint the server does not know is only a hint (§2.1): still taken, still authenticated.
+            let other = try await raw(
+                "POST", revoke, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: FormURLEncoding.encode([("token", "x"), ("token_type_hint", "id_token"), ("client_id", "nobody")])
+            )
+            #expect(other.status != 405 && other.body.contains("invalid_client"), "\(other.body)")
+        }
+    }
+
+    /// A Basic header that does not decode (not base64; a secret with a bare
+    /// `%` sent unencoded, as `curl -u id:'s%cret'` does) is refused as such.
+    /// It was taken for no header: beside the body's credentials, a request
+    /// that authenticated two ways passed (RFC 6749 §2.3).
+    @Test func aBasicHeaderThatDoesNotDecodeIsRefused() async throws {
+        try await Sandbox.with(emulating: try bundled("gitlab")) { sandbox in
+            let token = try #require(URL(string: sandbox.baseURL.absoluteString + "/gitlab.com/oauth/token"))
+            let settings = sandbox.clientSettings
+            let form = FormURLEncoding.encode([
+                ("grant_type", "authorization_code"), ("code", "no-such-code"),
+                ("client_id", settings.clientID ?? ""), ("client_secret", settings.clientSecret ?? ""),
+            ])
+            for header in [
+                "Basic !!!", "Basic " + Data("\(settings.clientID ?? ""):s%cret".utf8).base64EncodedString(),
+            ] {
+                let answer = try await raw(
+                    "POST", token,
+                    headers: ["Content-Type": "application/x-www-form-urlencoded", "Authorization": header], body: form)
+                #expect(
+                    answer.body.contains("invalid_client") && answer.body.contains("do not decode"),
+                    "\(header): \(answer.body)")
+            }
+        }
+    }
+
     @Test func githubErrorsComeInGitHubsShape() async throws {
         var options = SandboxOptions()
         options.clientSecret = "the-real-one"

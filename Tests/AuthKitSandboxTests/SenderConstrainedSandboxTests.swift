@@ -23,8 +23,10 @@ import Testing
                 """.utf8))
     }
 
+    /// A public client's refresh token is bound to its key (RFC 9449 §5).
     @Test func aPushedBoundSignInIsUsedAndRefreshedWithItsKey() async throws {
-        try await Sandbox.with(emulating: try fapiLike(), options: SandboxOptions(deterministic: true)) { sandbox in
+        try await Sandbox.with(emulating: try fapiLike(), options: publicClient(SandboxOptions(deterministic: true))) {
+            sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let credential = try await client.authorize(using: sandbox.userAgent(account: "dana"))
             #expect(credential.tokenType == "DPoP" && credential.proofKey != nil)
@@ -62,6 +64,25 @@ import Testing
             // The refusal spent nothing: the holder of the key still refreshes.
             let again = try await client.refresh(refreshed)
             #expect(again.isDPoP && again.proofKey == credential.proofKey)
+        }
+    }
+
+    /// A confidential client's refresh token is not bound to the proof's key
+    /// (RFC 9449 §5: its authentication constrains it): a refresh proving a
+    /// new key is answered, and the new token is bound to that key. The
+    /// sandbox bound every refresh token, so a client that changed keys
+    /// was refused where a conforming server answers.
+    @Test func aConfidentialClientsRefreshTakesANewKey() async throws {
+        try await Sandbox.with(emulating: try fapiLike(), options: SandboxOptions(deterministic: true)) { sandbox in
+            #expect(sandbox.clientSettings.clientSecret != nil)
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            var credential = try await client.authorize(using: sandbox.userAgent(account: "erin"))
+            let newKey = ProofKey()
+            credential.proofKey = newKey
+            let refreshed = try await client.refresh(credential)
+            #expect(refreshed.isDPoP && refreshed.proofKey == newKey)
+            let (status, me) = try await getJSON(sandbox.whoamiURL, with: client, credential: refreshed)
+            #expect(status == 200 && me["account"] as? String == "erin")
         }
     }
 
@@ -134,6 +155,38 @@ import Testing
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
             let credential = try await client.clientCredentials(scopes: ["repo"])
             #expect(!credential.accessToken.isEmpty)
+        }
+    }
+
+    /// Qiita's token endpoint takes JSON, so a client with a key puts its
+    /// assertion in the JSON object: the sandbox read assertions from form
+    /// bodies only, never checked this one's signature, and refused the
+    /// exchange as "client_assertion is missing" after the user consented.
+    @Test func anAssertionInAJSONBodyIsChecked() async throws {
+        let (key, path) = try Self.clientKeyFile()
+        defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
+        var options = SandboxOptions(deterministic: true)
+        options.clientKey = key.publicKey.pemRepresentation
+        try await Sandbox.with(emulating: try bundled("qiita"), options: options) { sandbox in
+            var settings = sandbox.clientSettings
+            settings.clientSecret = nil
+            settings.privateKeyFile = path
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            #expect(!credential.accessToken.isEmpty)
+            // Another key's assertion, in the same JSON body, is refused by its signature.
+            let other = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("other.pem").path
+            FileManager.default.createFile(
+                atPath: other, contents: Data(P256.Signing.PrivateKey().pemRepresentation.utf8),
+                attributes: [.posixPermissions: 0o600])
+            settings.privateKeyFile = other
+            let impostor = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
+            await #expect {
+                _ = try await impostor.authorize(using: sandbox.userAgent())
+            } throws: { error in
+                guard case AuthKitError.providerError(_, let response) = error else { return false }
+                return response.code == "invalid_client" && response.description?.contains("missing") != true
+            }
         }
     }
 
@@ -347,7 +400,8 @@ import Testing
             let refreshToken = try #require(credential.refreshToken)
             let refresh = try await client.introspect(refreshToken)
             #expect(refresh.isActive && refresh.subject == access.subject && refresh.scopes == access.scopes)
-            #expect(refresh.fields["cnf"] == .object(["jkt": .string(key.thumbprint)]))
+            // A confidential client's refresh token is not bound (RFC 9449 §5): no key named.
+            #expect(refresh.fields["cnf"] == nil, "\(refresh.fields)")
             _ = try await client.refresh(credential)
             #expect(try await client.introspect(refreshToken).isActive == false, "a rotated refresh token is spent")
         }

@@ -121,9 +121,14 @@ extension Emulator {
                 step: "device", status: 403)
         }
         let typed = (form["user_code"] ?? "").uppercased().filter { $0 != "-" && $0 != " " }
-        guard let (code, record) = ledger.deviceCodes.first(where: { $0.value.userCode.filter { $0 != "-" } == typed }),
-            case .pending = record.status, record.expiresAt > now
-        else {
+        // The pending one among codes that share a user code: a deterministic
+        // run's SAND-nnnn repeats after 10,000 values minted, and the first
+        // match found could be a used or expired one.
+        let match = ledger.deviceCodes.first { entry in
+            guard case .pending = entry.value.status, entry.value.expiresAt > now else { return false }
+            return entry.value.userCode.filter { $0 != "-" } == typed
+        }
+        guard let (code, record) = match else {
             return errorPage("That code is unknown, expired or already used.", step: "device")
         }
         let account = form["account"] ?? options.defaultAccount

@@ -79,8 +79,14 @@ package final class Emulator: @unchecked Sendable {
         if let template = descriptor.refresh { add(.refresh(template), template.url) }
         if let template = descriptor.revocation {
             add(.revocation(template), template.url)
-            // RFC 7009's revocation takes a refresh token too (token_type_hint=refresh_token).
-            if template.isRFC7009Revocation { add(.revocation(template.revokingRefreshToken), template.url) }
+            // RFC 7009's revocation takes a refresh token too (token_type_hint=refresh_token),
+            // and a token with no hint or another one (§2.1: the hint is
+            // optional, and the server searches every kind it has): AuthKit
+            // always sends one, a client found by discovery need not.
+            if template.isRFC7009Revocation {
+                add(.revocation(template.revokingRefreshToken), template.url)
+                add(.revocation(template.revokingUnhintedToken), template.url)
+            }
         }
         add(.device, descriptor.device?.url)
         add(.token, descriptor.token?.url)
@@ -329,7 +335,7 @@ package final class Emulator: @unchecked Sendable {
         if parameters.has("client_assertion") || parameters.has("client_assertion_type") {
             return try authenticateByAssertion(request, parameters, as: expected)
         }
-        let basic = request.header("authorization").flatMap(Self.basicCredentials)
+        let basic = try Self.basicCredentials(in: request)
         let bodySecret = parameters["client_secret"]
         if basic != nil, bodySecret != nil {
             throw Refusal.invalidRequest("the client authenticated in more than one way (RFC 6749 §2.3)")
@@ -417,14 +423,24 @@ package final class Emulator: @unchecked Sendable {
         }
     }
 
-    /// `Basic base64(urlencode(id):urlencode(secret))` (RFC 6749 §2.3.1).
-    static func basicCredentials(_ header: String) -> (String, String)? {
-        guard header.lowercased().hasPrefix("basic "),
-            let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingSpaces()),
+    /// `Basic base64(urlencode(id):urlencode(secret))` (RFC 6749 §2.3.1),
+    /// or `nil` when the request has no Basic `Authorization`. One that does
+    /// not decode is refused, not taken for none: taken for none, a public
+    /// client's secret or a second way of authenticating passed unseen,
+    /// and a secret with a bare `%` was told "expected HTTP Basic".
+    static func basicCredentials(in request: SandboxRequest) throws -> (String, String)? {
+        guard let header = request.header("authorization"), header.lowercased().hasPrefix("basic ") else {
+            return nil
+        }
+        guard let data = Data(base64Encoded: String(header.dropFirst(6)).trimmingSpaces()),
             let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":"),
             let id = PercentEncoding.decode(String(text[..<colon]), plusAsSpace: true),
             let secret = PercentEncoding.decode(String(text[text.index(after: colon)...]), plusAsSpace: true)
-        else { return nil }
+        else {
+            throw Refusal.invalidClient(
+                "the Authorization header's Basic credentials do not decode: base64 of client_id:client_secret, each form-encoded (RFC 6749 §2.3.1)"
+            )
+        }
         return (id, secret)
     }
 

@@ -156,3 +156,14 @@ extension Emulator {
         return (id, grant)
     }
 }
+
+extension RequestTemplate {
+    /// RFC 7009 §2.1's revocation as a client that sends no `token_type_hint`
+    /// (or one the server does not know) makes it: the token alone. The
+    /// revocation step looks it up among access and refresh tokens alike.
+    var revokingUnhintedToken: RequestTemplate {
+        var template = self
+        template.parameters = ["token": "{token}"]
+        return template
+    }
+}

@@ -172,7 +172,12 @@ extension Emulator {
         var refreshToken: String?
         if refresh, options.issuesRefreshTokens {
             refreshToken = ledger.mint("refresh")
-            ledger.refreshTokens[refreshToken!] = GrantLedger.RefreshToken(grant: grant, jkt: jkt)
+            // RFC 9449 §5: a public client's refresh token is bound to the
+            // proof's key; a confidential client's is not (its
+            // authentication constrains it), and a refresh with a new key
+            // binds the new access token to that key.
+            let isPublic = options.clientSecret == nil && options.clientKey == nil
+            ledger.refreshTokens[refreshToken!] = GrantLedger.RefreshToken(grant: grant, jkt: isPublic ? jkt : nil)
         }
         // A descriptor that assumes a lifetime (`refreshPolicy.assumedLifetimeSeconds`)
         // describes a provider that does not tell it (Salesforce): the token

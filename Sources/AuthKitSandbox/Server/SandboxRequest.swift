@@ -53,9 +53,13 @@ package struct SandboxRequest: Sendable {
         }
     }
 
-    /// The form body's `client_assertion` (RFC 7523 §2.2), for a POST.
+    /// The body's `client_assertion` (RFC 7523 §2.2), for a POST: in a form,
+    /// or in a JSON object, where a descriptor's `json` call puts it (its
+    /// signature went unchecked, and the client was told it sent none).
     var clientAssertion: String? {
-        guard method == "POST", case .success(let pairs)? = form else { return nil }
+        guard method == "POST" else { return nil }
+        if case .success(let pairs)? = form { return pairs.first { $0.0 == "client_assertion" }?.1 }
+        guard case .success(let pairs) = bodyParameters(.json), !body.isEmpty else { return nil }
         return pairs.first { $0.0 == "client_assertion" }?.1
     }
 
