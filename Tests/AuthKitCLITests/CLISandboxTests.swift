@@ -675,6 +675,25 @@ import Testing
                 && !unregistered.stderr.contains("still running"), "\(unregistered.status): \(unregistered.stderr)")
     }
 
+    /// The scripted browser hands back any redirect, as the docs say; one to
+    /// plain http on another machine (`http://app.test/cb`, registered with
+    /// the sandbox) was given to a loopback listener, which cannot bind it:
+    /// exit 64, "not a loopback address".
+    @Test func theScriptedBrowserTakesAPlainHTTPRedirectElsewhere() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-elsewhere")
+        let redirect = "http://app.test/cb"
+        let sandbox = try await Sandbox.start(
+            emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"),
+            options: SandboxOptions(redirectURIs: [redirect]))
+        defer { Task { await sandbox.stop() } }
+        let result = try await CLIProcess.run(
+            ["authorize", "--provider", "github", "--scripted-browser", "--redirect-uri", redirect],
+            environment: ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString],
+            timeout: 60)
+        #expect(result.status == 0, "\(result.status): \(result.stderr)")
+        #expect(sandbox.events.contains { $0.step == "token" && $0.status == 200 })
+    }
+
     /// Qiita's authorization request names no redirect URI: the provider
     /// (and its sandbox) redirects to the one registered for the client. A
     /// `--port` that is not that one listened where no redirect came; the

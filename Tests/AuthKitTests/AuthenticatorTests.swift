@@ -94,31 +94,44 @@ import Testing
         }
     }
 
+    /// The pasted URL is read; the redirect URI the browser is sent to names
+    /// a port nothing listens on (the provider takes any loopback port):
+    /// the descriptor's port-less one sent the code to port 80, where a
+    /// local web server could log it.
     @Test func manualAgentReadsThePastedURL() async throws {
         try await withServer { server in
             let client = try OAuth2Client(descriptor: self.server(server), settings: ClientSettings(clientID: "c"))
+            #expect(client.redirectPortIsFlexible)
             let output = Recorder<String>()
-            let state = LockedValue<String?>(nil)
+            let sent = LockedValue<[String: String]>([:])
+            let write: @Sendable (String) -> Void = { text in
+                output.append(text)
+                if let url = text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }).first(
+                    where: { $0.hasPrefix("http") }),
+                    let query = URL(string: url)?.query(percentEncoded: true), let p = try? formObject(query)
+                {
+                    sent.withLock { $0 = p }
+                }
+            }
             let agent = ManualUserAgent(
-                write: { text in
-                    output.append(text)
-                    if let url = text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }).first(
-                        where: { $0.hasPrefix("http") }),
-                        let query = URL(string: url)?.query(percentEncoded: true), let p = try? formObject(query)
-                    {
-                        state.withLock { $0 = p["state"] }
-                    }
-                },
+                write: write,
                 readLine: {
-                    "http://127.0.0.1/callback?code=good-code&state=\(PercentEncoding.encode(state.current ?? ""))"
+                    let p = sent.current
+                    return "\(p["redirect_uri"] ?? "")?code=good-code&state=\(PercentEncoding.encode(p["state"] ?? ""))"
                 })
             let credential = try await client.authorize(using: agent)
             #expect(credential.accessToken == "at-123")
             #expect(output.all.joined().contains("\(server.baseURL)/authorize?"))
+            let redirect = try #require(sent.current["redirect_uri"].flatMap(URL.init(string:)))
+            #expect(redirect.host == "127.0.0.1" && redirect.path == "/callback")
+            #expect(redirect.port != nil && redirect.port != 80, "\(redirect)")
+            // The exchange names the same redirect URI (RFC 6749 §4.1.3).
+            let exchange = try #require(server.requests.last { $0.path == "/token" })
+            #expect(try formObject(exchange.bodyText)["redirect_uri"] == redirect.absoluteString)
 
             // A pasted URL with another attempt's state is an error, not a hang.
             let wrong = ManualUserAgent(
-                write: { _ in }, readLine: { "http://127.0.0.1/callback?code=good-code&state=old" })
+                write: write, readLine: { "\(sent.current["redirect_uri"] ?? "")?code=good-code&state=old" })
             await #expect(throws: AuthKitError.redirect(.stateMismatch)) { try await client.authorize(using: wrong) }
             let nothing = ManualUserAgent(write: { _ in }, readLine: { nil })
             await #expect(throws: AuthKitError.cancelled) { try await client.authorize(using: nothing) }

@@ -143,9 +143,13 @@ extension Authenticator {
     }
 
     /// True when a loopback listener may choose the port (RFC 8252 §7.3): no
-    /// configured redirect URI, and a descriptor default without a fixed port.
+    /// configured redirect URI, a descriptor default without a fixed port,
+    /// and an authorization request that names its redirect URI (one that
+    /// does not, Qiita's shape, is redirected to the registered URI, on
+    /// whatever port that has).
     public var redirectPortIsFlexible: Bool {
         settings.redirectURI == nil && descriptor.redirect.portIsFlexible
+            && descriptor.authorization?.sendRedirectURI != false
     }
 
     /// Refuses a redirect URI the provider is documented to refuse (Instagram

@@ -48,10 +48,11 @@ public struct ManualUserAgent: UserAgent {
     }
 
     public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
-        let url = try await session.makeAuthorizationURL(session.redirectURI)
+        let redirect = Self.redirectToPaste(for: session)
+        let url = try await session.makeAuthorizationURL(redirect)
         write(
             "Open this URL in a browser and approve access to \(session.providerName):\n\n  \(url.absoluteString)\n\n")
-        guard let redirectURI = session.redirectURI else {
+        guard let redirectURI = redirect else {
             write("Then type the code \(session.providerName) shows:\n")
             guard let code = readLine().map(Self.unwrapped), !code.isEmpty else { throw AuthKitError.cancelled }
             return .verificationCode(code)
@@ -74,6 +75,21 @@ public struct ManualUserAgent: UserAgent {
             throw AuthKitError.redirect(.malformed("the pasted text is not a URL"))
         }
         return .redirect(pasted, redirectURI: redirectURI)
+    }
+
+    /// The redirect URI the browser is sent to. A provider that takes any
+    /// loopback port (RFC 8252 §7.3) is given one that nothing listens on
+    /// now: the port-less `http://127.0.0.1/callback` sent the browser, with
+    /// the authorization code in its address, to port 80, where a local web
+    /// server may be listening and keep it in its log. On a free port the
+    /// browser fails to connect, and its address bar holds the URL to paste.
+    static func redirectToPaste(for session: AuthorizationSession) -> URL? {
+        guard let uri = session.redirectURI, session.redirectPortIsFlexible, uri.scheme?.lowercased() == "http",
+            uri.isLoopback, uri.port == nil, let port = UnusedLoopbackPort.find(host: uri.host ?? "127.0.0.1"),
+            var components = URLComponents(url: uri, resolvingAgainstBaseURL: false)
+        else { return session.redirectURI }
+        components.port = port
+        return components.url ?? uri
     }
 
     /// The pasted text without spaces around it and without one pair of

@@ -9,16 +9,16 @@
 /// A loopback port that nothing listens on now: the kernel's choice of a
 /// free one (bind to port 0), released at once.
 ///
-/// For `--manual` with a provider that accepts any loopback port (RFC 8252
-/// §7.3): the port-less redirect URI would send the browser, with the
+/// For ``ManualUserAgent`` with a provider that accepts any loopback port
+/// (RFC 8252 §7.3): the port-less redirect URI would send the browser, with the
 /// authorization code in its address, to port 80, where a local web server
 /// may be listening and keep it in its log. On a port nothing listens on,
 /// the browser fails to connect, and its address bar holds the URL to paste.
-enum UnusedLoopbackPort {
+package enum UnusedLoopbackPort {
     /// A free port on `host`'s loopback address (`::1` for an IPv6 host,
     /// else 127.0.0.1; for `localhost`, free on both, as a browser may try
     /// either), or nil when no socket could be bound.
-    static func find(host: String) -> Int? {
+    package static func find(host: String) -> Int? {
         if host.contains(":") { return free(ipv6: true, port: 0) }
         guard host.lowercased() == "localhost" else { return free(ipv6: false, port: 0) }
         for _ in 0..<8 {

@@ -427,7 +427,7 @@ struct Authorize: WorkspaceCommand {
         var requested = AuthorizationOptions(scopes: scopes.isEmpty ? nil : scopes, label: key.label)
         if let port { requested.redirectURI = try redirect(for: authenticator, port: port) }
         // Refused now rather than after the user has logged in at the provider.
-        var redirectTarget = offered == .device ? nil : requested.redirectURI ?? authenticator.defaultRedirectURI
+        let redirectTarget = offered == .device ? nil : requested.redirectURI ?? authenticator.defaultRedirectURI
         // Instagram's https://localhost: no listener here receives it. With
         // no flag to say otherwise and a person at the terminal, the sign-in
         // is the one that works, pasting the address the browser ends on
@@ -436,18 +436,6 @@ struct Authorize: WorkspaceCommand {
             chosen == nil && offered == .loopback && redirectTarget.map { $0.scheme?.lowercased() != "http" } == true
             && Console.inputIsTerminal
         let way = pastes ? .manual : offered
-        // Pasting, with a provider that accepts any loopback port (RFC 8252
-        // §7.3) and no port given: the port-less default would send the
-        // browser, code and all, to port 80, where a local web server may be
-        // listening. A port nothing listens on is named instead (UnusedLoopbackPort).
-        if way == .manual, port == nil, redirectURI == nil, authenticator.settings.redirectURI == nil,
-            descriptor.redirect.portIsFlexible, descriptor.authorization?.sendRedirectURI != false,
-            let target = redirectTarget, target.scheme?.lowercased() == "http", target.isLoopback, target.port == nil,
-            let free = UnusedLoopbackPort.find(host: target.host ?? "127.0.0.1")
-        {
-            requested.redirectURI = try redirect(for: authenticator, port: free)
-            redirectTarget = requested.redirectURI
-        }
         if pastes, let target = redirectTarget {
             Console.err(
                 "\(descriptor.name) redirects to \(target.redactedForLogs), which no listener here can receive: you will paste the address your browser ends on (--manual)."
@@ -471,8 +459,13 @@ struct Authorize: WorkspaceCommand {
                 """)
         }
         // The sandbox's scripted browser hands back any redirect, as an app's
-        // web view or ASWebAuthenticationSession does: no listener needed.
-        let listens = way == .loopback || (way == .scriptedBrowser && redirectTarget?.scheme?.lowercased() == "http")
+        // web view or ASWebAuthenticationSession does: no listener needed,
+        // and none is opened for a plain-http redirect to another machine
+        // (`http://app.test/cb`), which a loopback listener cannot bind.
+        let listens =
+            way == .loopback
+            || (way == .scriptedBrowser && redirectTarget?.scheme?.lowercased() == "http"
+                && redirectTarget?.isLoopback == true)
         if let target = redirectTarget {
             try authenticator.checkRedirectScheme(target)
             if way == .loopback, target.scheme?.lowercased() != "http" {
