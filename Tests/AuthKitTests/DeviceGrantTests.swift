@@ -467,10 +467,16 @@ import Testing
                 }
             }
             #expect(server.requests(to: "/token").count == 2)
+            // The same step as the provider's expired_token: a caller matching one matches both.
+            guard case .providerError(.devicePolling, let response)? = error as? AuthKitError else {
+                Issue.record("\(String(describing: error))")
+                return
+            }
+            #expect(response.code == "expired_token" && response.status == nil)
             // Said as what it is: no provider answered expired_token.
             let text = String(describing: try #require(error))
             #expect(
-                text.hasPrefix("The device authorization ended: expired_token")
+                text.hasPrefix("The device token request ended: expired_token")
                     && text.contains("on this computer's clock")
                     && !text.contains("at the provider"), "\(text)")
         }

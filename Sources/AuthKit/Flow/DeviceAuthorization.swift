@@ -360,11 +360,13 @@ struct DevicePoller: Sendable {
     }
 
     /// The codes' lifetime ran out by this computer's clock before the user
-    /// approved: `expired_token` as the provider would say it (RFC 8628
-    /// §3.5), so a caller handles both alike, but with no HTTP status, as no
-    /// provider answered it; the message says whose clock it was.
+    /// approved: `expired_token` of the polling step, as the provider would
+    /// say it (RFC 8628 §3.5), so a caller handles both alike (it was the
+    /// `deviceAuthorization` step's, which a caller matching the provider's
+    /// answer missed), but with no HTTP status, as no provider answered it;
+    /// the message says whose clock it was.
     static let expired = AuthKitError.providerError(
-        step: .deviceAuthorization,
+        step: .devicePolling,
         ProviderErrorResponse(
             code: "expired_token",
             description:
