@@ -561,7 +561,13 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
                 // the COMMIT itself timed out on a backend that holds it.
                 // No lent connection: a sign-in's save asks no provider, and
                 // queued behind slow refreshes it failed after its code was spent.
-                try await lockedTransaction(of: key, waiting: left) { connection in
+                // A pooled connection is waited for no longer than a
+                // statement would be: none coming is the database away or
+                // the pool full, and a browser waits on this save (with the
+                // lock's 60 s, its callback outlived a load balancer's
+                // timeout). The advisory lock is still waited for `left`.
+                try await lockedTransaction(of: key, waiting: left, leaseWaiting: min(left, operationTimeout)) {
+                    connection in
                     var (keyID, sealed) = (keyID, sealed)
                     if credential.refreshToken == nil {
                         let earlier = try await withOperationTimeout { () -> Credential? in
@@ -639,8 +645,10 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// - Parameter savepoint: make ``savepoint`` once the lock is held, for
     ///   a body that saves through the store (``keep(_:held:)``); a
     ///   sign-in's save, which writes its row itself, needs none.
+    /// - Parameter leaseWaiting: how long a pooled connection is waited
+    ///   for (`waiting` when not given).
     private func lockedTransaction<Result: Sendable>(
-        of key: CredentialKey, waiting: Duration, savepoint: Bool = false,
+        of key: CredentialKey, waiting: Duration, leaseWaiting: Duration? = nil, savepoint: Bool = false,
         _ body: @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let logger = self.logger
@@ -654,7 +662,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         // ever (PostgresStoreTests.aSilentDatabaseIsReportedWithinTheTimeout,
         // one run in four).
         let lock = Self.lockNumber(for: key)
-        return try await withLeasedConnection(waiting: waiting) { [self] connection in
+        return try await withLeasedConnection(waiting: leaseWaiting ?? waiting) { [self] connection in
             let held = HeldLock(store: ObjectIdentifier(self), connection: connection)
             return try await Self.$heldLock.withValue(held) {
                 // Read committed whatever the database's or role's default

@@ -384,7 +384,12 @@ public final class WebSignIn: Sendable {
     ) async throws -> Finished {
         try checkConfiguration()
         guard let client = clients[providerID] else { throw WebSignInError.unknownProvider(providerID) }
-        let parameters = FormURLEncoding.decode(query) ?? []
+        // A query that does not decode (a `%` without two hex digits, in an
+        // `error_description` say) is said as such: read as no `state`,
+        // it was "expired, already finished or not started".
+        guard let parameters = FormURLEncoding.decode(query) else {
+            throw AuthKitError.redirect(.malformed("the callback's query is not form-encoded"))
+        }
         let states = parameters.filter { $0.0 == "state" }.map(\.1)
         guard states.count == 1, let state = states.first else { throw WebSignInError.attemptNotFound }
         let id = Self.digest(state)

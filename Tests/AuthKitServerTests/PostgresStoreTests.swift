@@ -33,7 +33,8 @@ struct PostgresStoreTests {
     static func withStore<Result: Sendable>(
         schema: String, clients count: Int = 1, encryption: TokenEncryption = encryption,
         maximumConnections: Int? = nil, lockConnections: Int = 10, pendingSignInLimit: Int = 100_000,
-        sessionsPerUser: Int = 100, startup: [(String, String)] = [], _ body: ([PostgresStore]) async throws -> Result
+        sessionsPerUser: Int = 100, startup: [(String, String)] = [], operationTimeout: Duration = .seconds(10),
+        _ body: ([PostgresStore]) async throws -> Result
     ) async throws -> Result {
         let url = try #require(
             databaseURL, "AUTHKIT_TEST_DATABASE_URL is not set: run scripts/throwaway-postgres start")
@@ -60,7 +61,8 @@ struct PostgresStoreTests {
             let stores = clients.map {
                 PostgresStore(
                     client: $0, encryption: encryption, display: "postgresql://test/\(schema)",
-                    lockConnections: lockConnections, pendingSignInLimit: pendingSignInLimit,
+                    operationTimeout: operationTimeout, lockConnections: lockConnections,
+                    pendingSignInLimit: pendingSignInLimit,
                     sessionsPerUser: sessionsPerUser)
             }
             // Each instance migrates at start; the second finds it done.
@@ -446,7 +448,7 @@ struct PostgresStoreTests {
     /// by a refresh lock), it is refused within it, naming the pool, not
     /// left queued until the holder lets go.
     @Test func aSignInsSaveWaitsForAConnectionNoLongerThanItsLockTimeout() async throws {
-        try await Self.withStore(schema: "lease", maximumConnections: 1) { stores in
+        try await Self.withStore(schema: "lease", maximumConnections: 1, operationTimeout: .seconds(2)) { stores in
             let store = stores[0]
             let (release, slow) = try await Self.holdRefreshLock(of: "a", in: store)
             // Let go in 60 s whatever happens: a save that waits for the
@@ -465,6 +467,18 @@ struct PostgresStoreTests {
             }
             // A hang check (the save waited for the holder, with no end), not a speed test.
             #expect(ContinuousClock.now - started < .seconds(25), "the wait was not bounded by the lock timeout")
+            // With the default lock timeout (a minute, what a web sign-in
+            // passes), the connection is waited for no longer than a
+            // statement (operationTimeout, 2 s here): a browser waits on it.
+            let defaulted = ContinuousClock.now
+            await #expect {
+                try await store.saveSignIn(Self.credential("b"))
+            } throws: { error in
+                guard case AuthKitError.store(_, let reason) = error else { return false }
+                return reason.kind == .inaccessible && reason.detail.contains("no connection to the database came")
+            }
+            #expect(
+                ContinuousClock.now - defaulted < .seconds(25), "the wait was the lock's minute, not the statement's")
             release.finish()
             try await slow.value
             // A timeout set far off to mean none is no limit, not a trap

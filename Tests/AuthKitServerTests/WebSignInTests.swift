@@ -202,6 +202,15 @@ import Testing
                 uri: "/auth/google/callback?code=x&state=forged", method: .get,
                 headers: [.cookie: "authkit_signin=\(liveBinding)"])
             #expect(forged.status == .badRequest)
+            // A query that does not decode is said to be unusable, not an
+            // expired sign-in; nothing is taken (the genuine callback below still works).
+            let undecodable = try await client.execute(
+                uri: "/auth/google/callback?code=x&state=forged&error_description=100%", method: .get,
+                headers: [.cookie: "authkit_signin=\(liveBinding)"])
+            #expect(undecodable.status == .badRequest)
+            #expect(
+                String(buffer: undecodable.body).contains("could not be used")
+                    && !String(buffer: undecodable.body).contains("expired"), "\(String(buffer: undecodable.body))")
             let genuine = try await client.execute(
                 uri: Self.pathAndQuery(liveCallback), method: .get, headers: [.cookie: "authkit_signin=\(liveBinding)"])
             #expect(genuine.status == .found && Self.cookies(genuine)["authkit_session"] != nil, "\(genuine.status)")
@@ -212,6 +221,8 @@ import Testing
             for path in [
                 "//evil.example/", "https://evil.example/", "/\\evil.example", "/a b", "evil", "/.//evil.example",
                 "/%2e//evil.example", "/%2E%2E//evil.example", "/../other", "/a//evil.example", "/a/./b",
+                // Escaped slashes and backslashes, which a proxy decoding once makes `///evil.example`.
+                "/%2F%2Fevil.example", "/%2f/evil.example", "/%5C%5Cevil.example", "/a%5c/b",
             ] {
                 let escaped = path.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
                 let refused = try await client.execute(uri: "/auth/google?return_to=\(escaped)", method: .get)
