@@ -483,7 +483,7 @@ public struct OAuth2Client: Authenticator {
         if credential.proofKey != nil {
             throw AuthKitError.misuse(
                 .unsignableRequest(
-                    "\(credential.key) is DPoP-bound (RFC 9449): each request needs a proof of its own. Send it with CredentialSource.send, or attach it with OAuth2Client.authorize(_:with:) (async)."
+                    "\(credential.key) is DPoP-bound (RFC 9449): each request needs a proof of its own. Send it with CredentialSource.send, or attach it to an HTTPRequest with the async OAuth2Client.authorize(_:with:dpopNonce:) (a URLRequest cannot carry one)."
                 ))
         }
         guard credential.isBearer else {
