@@ -103,8 +103,8 @@ private struct WebBackend {
         let client = try OAuth2Client(descriptor: descriptor, settings: settings)
 
         // Request 2: the browser comes back; only the one that started it finds it.
-        let pending = try await browserSession.take(key: "sign-in " + stateFromQuery) // delete it: single-use
-        let credential = try await client.exchange(redirect: callbackURL, pending: pending)
+        let kept = try await browserSession.take(key: "sign-in " + stateFromQuery) // delete it: single-use
+        let credential = try await client.exchange(redirect: callbackURL, pending: kept)
         return credential
     }
 }
