@@ -216,6 +216,28 @@ import Testing
         }
     }
 
+    /// `--dpop-nonce` for a token that is not DPoP-bound is refused before
+    /// anything is refreshed: a due token was renewed first (its refresh
+    /// token rotated), for a command refused anyway.
+    @Test func aNonceForAnUnboundTokenIsRefusedBeforeARefresh() async throws {
+        try await withServer { server in
+            _ = RotatingGrant(on: server)
+            let home = try CLIProcess.home("authkit-cli-nonce-unbound")
+            defer { try? FileManager.default.removeItem(at: home) }
+            try Data(RotatingGrant.descriptor(id: "rotating", server: server).utf8).write(
+                to: home.appendingPathComponent("providers/rotating.json"))
+            try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(
+                to: home.appendingPathComponent("credentials.json"))
+            let refused = try await CLIProcess.run(
+                [
+                    "token", "header", "--provider", "rotating", "--client-id", "app", "--client-secret", "secret",
+                    "--dpop-nonce", "n-1", "\(server.baseURL)/resource",
+                ], environment: ["AUTHKIT_HOME": home.path])
+            #expect(refused.status == 64 && refused.stderr.contains("not DPoP-bound"), "\(refused.stderr)")
+            #expect(server.requests(to: "/token").isEmpty, "the token was refreshed first")
+        }
+    }
+
     // MARK: - A signal during a refresh
 
     /// A refresh in flight when a signal comes: the provider has spent the

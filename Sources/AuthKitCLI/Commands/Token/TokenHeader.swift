@@ -91,6 +91,11 @@ struct TokenHeader: WorkspaceCommand {
         let source = try await workspace.source(key, explicit: client.settings())
         // An origin with a placeholder: the stored credential's, before a refresh.
         if let given { try await source.checkAPIOrigin(of: given) }
+        // Before a refresh too: a due token was renewed (a rotation spent)
+        // for a command refused anyway. Bound or not, a refresh keeps it so.
+        if dpopNonce != nil, let stored = try await workspace.store.credential(for: key), stored.proofKey == nil {
+            throw Self.notBound(key)
+        }
         let credential = try await source.current()
         let authenticator = source.authenticator
         // As `token print --format header` says it (exit 64): a type AuthKit
@@ -121,10 +126,7 @@ struct TokenHeader: WorkspaceCommand {
         var request = HTTPRequest(method: httpMethod, url: target)
         if body != nil { request.headerFields[.contentType] = "application/x-www-form-urlencoded" }
         if let dpopNonce {
-            guard credential.proofKey != nil else {
-                throw CLIError(
-                    "--dpop-nonce is for a DPoP-bound token's proof; \(key)'s token is not DPoP-bound.", status: .usage)
-            }
+            guard credential.proofKey != nil else { throw Self.notBound(key) }
             var fields = HTTPFields()
             fields[DPoPProof.nonceHeaderName] = dpopNonce
             DPoPNonces.shared.remember(fields, for: target.origin, from: .resource)
@@ -140,6 +142,11 @@ struct TokenHeader: WorkspaceCommand {
         Console.out("Authorization: \(header)")
         // RFC 9449 §7.1: a DPoP-bound token goes with its proof, made for this method and URL.
         if let proof = authorized.headerFields[DPoPProof.headerName] { Console.out("DPoP: \(proof)") }
+    }
+
+    /// `--dpop-nonce` for a token that takes no proof.
+    static func notBound(_ key: CredentialKey) -> CLIError {
+        CLIError("--dpop-nonce is for a DPoP-bound token's proof; \(key)'s token is not DPoP-bound.", status: .usage)
     }
 
     /// `url`, checked as `request` checks the URL it sends to, before the
