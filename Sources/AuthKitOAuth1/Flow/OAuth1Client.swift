@@ -159,7 +159,7 @@ public struct OAuth1Client: Authenticator {
                 step: .requestToken,
                 reason: .init(
                     .missingField("oauth_callback_confirmed"),
-                    "the reply lacks oauth_callback_confirmed=true, which RFC 5849 §2.1 requires (it shows the callback was registered). For a server that only speaks OAuth 1.0, set \"requireCallbackConfirmed\": false under \"oauth1\" in the provider file."
+                    "the reply lacks oauth_callback_confirmed=true, which RFC 5849 §2.1 requires (it shows the callback was registered). A server that omits it but sends oauth_verifier with its callback can be let through with \"requireCallbackConfirmed\": false under \"oauth1\" in the provider file (giving up that check); one that speaks only OAuth 1.0, with no verifier, is not supported."
                 ))
         }
         let pending = OAuth1PendingAuthorization(
