@@ -764,9 +764,15 @@ import Testing
         #expect(ContinuousClock.now - again < .seconds(5), "waited again for the refresh under way")
         #expect(hanging.count == 1)
 
-        // A failing one.
+        // A failing one. Its failure, not the wait, must end the first call:
+        // on a loaded CI run (24 tests at once on 2 cores) even this
+        // transport's refusal once took over 10 s to come back, the call
+        // ended at the wait with the refresh still under way, and every
+        // count below was one short.
         let failing = RefusingTransport()
-        let (source, working) = try source(failing)
+        let (made, working) = try source(failing)
+        var source = made
+        source.optionalRefreshLimit = .seconds(300)
         #expect(try await source.current(at: fixedNow).accessToken == "old-access")
         // Over once its caller has its failure (a call after the pause found
         // the grant still taken for the moment it was freed, on a loaded run).
