@@ -445,6 +445,57 @@ import Testing
         }
     }
 
+    /// A revocation URL that is also the token URL (a provider file may say
+    /// so; RFC 7009 §2 leaves the endpoint's location to the server): the
+    /// revocation route that takes a request with no hint took every code
+    /// exchange too, answered "nothing to revoke", and no sign-in ended.
+    @Test func aRevocationURLSharedWithTheTokenURLLeavesTheExchangeToTheTokenEndpoint() async throws {
+        var shared = DescriptorFile(try bundled("gitlab"))
+        shared.revocation?.url = "https://gitlab.com/oauth/token"
+        let descriptor = try ProviderDescriptor(json: try JSONEncoder().encode(shared))
+        try await Sandbox.with(emulating: descriptor) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: credential).0 == 200)
+            // And a revocation there, with its hint (as AuthKit sends it), is
+            // still one (one without a hint is the token endpoint's there).
+            let endpoint = try #require(URL(string: sandbox.baseURL.absoluteString + "/gitlab.com/oauth/token"))
+            let settings = sandbox.clientSettings
+            let answer = try await raw(
+                "POST", endpoint, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: FormURLEncoding.encode([
+                    ("token", credential.accessToken), ("token_type_hint", "access_token"),
+                    ("client_id", settings.clientID ?? ""), ("client_secret", settings.clientSecret ?? ""),
+                ]))
+            #expect(answer.status == 200, "\(answer.body)")
+            #expect(try await getJSON(sandbox.whoamiURL, with: client, credential: credential).0 == 401)
+        }
+    }
+
+    /// RFC 9110 §15.5.6: a 405 names the methods the endpoint takes in
+    /// `Allow` (a client, or a person with curl, learns what to send
+    /// instead); it had none.
+    @Test func aMethodAnEndpointDoesNotTakeIsAnsweredWithWhatItTakes() async throws {
+        try await Sandbox.with(emulating: try bundled("google")) { sandbox in
+            let base = sandbox.baseURL.absoluteString
+            let token = try #require(URL(string: base + "/oauth2.googleapis.com/token"))
+            let get = try await raw("GET", token)
+            #expect(get.status == 405, "\(get.body)")
+            #expect(get.headers[.allow] == "POST")
+            let authorize = try #require(URL(string: base + "/accounts.google.com/o/oauth2/v2/auth"))
+            let deleteAuthorize = try await raw("DELETE", authorize)
+            #expect(deleteAuthorize.status == 405, "\(deleteAuthorize.body)")
+            #expect(deleteAuthorize.headers[.allow] == "GET")
+            let userInfo = try #require(URL(string: base + "/openidconnect.googleapis.com/v1/userinfo"))
+            let delete = try await raw("DELETE", userInfo)
+            #expect(delete.status == 405, "\(delete.body)")
+            #expect(delete.headers[.allow] == "GET, POST")
+            // A method it takes is still answered by the endpoint.
+            let taken = try await raw("POST", token).status
+            #expect([400, 401].contains(taken), "answered \(taken)")
+        }
+    }
+
     /// A Basic header that does not decode (not base64; a secret with a bare
     /// `%` sent unencoded, as `curl -u id:'s%cret'` does) is refused as such.
     /// It was taken for no header: beside the body's credentials, a request

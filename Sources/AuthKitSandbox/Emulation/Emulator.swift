@@ -83,10 +83,7 @@ package final class Emulator: @unchecked Sendable {
             // and a token with no hint or another one (§2.1: the hint is
             // optional, and the server searches every kind it has): AuthKit
             // always sends one, a client found by discovery need not.
-            if template.isRFC7009Revocation {
-                add(.revocation(template.revokingRefreshToken), template.url)
-                add(.revocation(template.revokingUnhintedToken), template.url)
-            }
+            if template.isRFC7009Revocation { add(.revocation(template.revokingRefreshToken), template.url) }
         }
         add(.device, descriptor.device?.url)
         add(.token, descriptor.token?.url)
@@ -102,6 +99,12 @@ package final class Emulator: @unchecked Sendable {
         add(.userInfo, descriptor.openID?.userInfoURL)
         add(.endSession, descriptor.openID?.endSessionURL)
         add(.whoAmI, descriptor.whoAmI?.url)
+        // Last: with no fixed parameter it takes any POST to its URL, and a
+        // descriptor whose revocation URL is also its token (or
+        // introspection) URL had every code exchange answered as a revocation.
+        if let template = descriptor.revocation, template.isRFC7009Revocation {
+            add(.revocation(template.revokingUnhintedToken), template.url)
+        }
         self.routes = routes
     }
 
@@ -219,19 +222,24 @@ package final class Emulator: @unchecked Sendable {
             return metadata(path: path)
         default: break
         }
-        var pathMatched = false
+        var allowed: [String] = []
         for route in routes {
             guard let captures = route.path.match(request.path, decodingPercent: true) else { continue }
-            pathMatched = true
+            let methods = acceptedMethods(route.role)
+            allowed += methods.filter { !allowed.contains($0) }
+            guard methods.contains(request.method) else { continue }
             if let response = handle(route.role, request, pathCaptures: captures) { return response }
         }
-        if pathMatched {
+        if !allowed.isEmpty {
+            // RFC 9110 §15.5.6: a 405 "MUST generate an Allow header field"
+            // listing the methods the resource takes.
             return .json(
                 .object([
                     "error": .string("invalid_request"),
                     "error_description": .string("\(request.method) is not what \(descriptor.name) takes here"),
                 ]),
-                status: 405, step: "unknown", summary: "method not allowed")
+                status: 405, step: "unknown", summary: "method not allowed",
+                headers: [("Allow", allowed.joined(separator: ", "))])
         }
         return .json(
             .object([
@@ -260,39 +268,43 @@ package final class Emulator: @unchecked Sendable {
 
     /// The response for `role`, or `nil` when the request is not this route's
     /// (another method, or a template whose fixed parameters differ).
+    /// The methods each endpoint takes: what the descriptor's templates and
+    /// OAuth 1.0a steps name, and what RFC 6749, RFC 8628, RFC 9126, RFC 7662
+    /// and OpenID Connect prescribe for the rest.
+    private func acceptedMethods(_ role: Role) -> [String] {
+        switch role {
+        case .authorize, .oauth1Authorize, .keySet, .whoAmI: ["GET"]
+        case .token, .device, .invalidateToken, .pushedAuthorization, .introspection: ["POST"]
+        case .followUp(let template), .refresh(let template), .revocation(let template): [template.method.uppercased()]
+        case .requestToken: [descriptor.oauth1?.requestTokenMethod].compactMap { $0 }
+        case .accessToken: [descriptor.oauth1?.accessTokenMethod].compactMap { $0 }
+        case .userInfo, .endSession: ["GET", "POST"]
+        }
+    }
+
+    /// The answer of the endpoint `role` for a request whose method it
+    /// takes (``acceptedMethods(_:)``); `nil` when a template's fixed
+    /// parameters are not the request's.
     private func handle(_ role: Role, _ request: SandboxRequest, pathCaptures: [String: String]) -> SandboxResponse? {
         switch role {
-        case .authorize:
-            return request.method == "GET" ? authorize(request, captures: pathCaptures) : nil
-        case .token:
-            return request.method == "POST" ? token(request, captures: pathCaptures) : nil
-        case .device:
-            return request.method == "POST" ? deviceAuthorization(request) : nil
+        case .authorize: return authorize(request, captures: pathCaptures)
+        case .token: return token(request, captures: pathCaptures)
+        case .device: return deviceAuthorization(request)
         case .followUp(let template), .refresh(let template), .revocation(let template):
             guard let call = TemplateCall(template: template, request: request, pathCaptures: pathCaptures) else {
                 return nil
             }
             return templateStep(role, call)
-        case .requestToken:
-            return request.method == descriptor.oauth1?.requestTokenMethod ? oauth1RequestToken(request) : nil
-        case .oauth1Authorize:
-            return request.method == "GET" ? oauth1Authorize(request) : nil
-        case .accessToken:
-            return request.method == descriptor.oauth1?.accessTokenMethod ? oauth1AccessToken(request) : nil
-        case .invalidateToken:
-            return request.method == "POST" ? oauth1Invalidate(request) : nil
-        case .keySet:
-            return request.method == "GET" ? keySet(request) : nil
-        case .userInfo:
-            return ["GET", "POST"].contains(request.method) ? userInfo(request) : nil
-        case .endSession:
-            return ["GET", "POST"].contains(request.method) ? endSession(request) : nil
-        case .whoAmI:
-            return request.method == "GET" ? whoAmI(request) : nil
-        case .pushedAuthorization:
-            return request.method == "POST" ? pushAuthorization(request) : nil
-        case .introspection:
-            return request.method == "POST" ? introspect(request) : nil
+        case .requestToken: return oauth1RequestToken(request)
+        case .oauth1Authorize: return oauth1Authorize(request)
+        case .accessToken: return oauth1AccessToken(request)
+        case .invalidateToken: return oauth1Invalidate(request)
+        case .keySet: return keySet(request)
+        case .userInfo: return userInfo(request)
+        case .endSession: return endSession(request)
+        case .whoAmI: return whoAmI(request)
+        case .pushedAuthorization: return pushAuthorization(request)
+        case .introspection: return introspect(request)
         }
     }
 
