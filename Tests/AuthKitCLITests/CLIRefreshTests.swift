@@ -238,6 +238,32 @@ import Testing
         }
     }
 
+    /// Unless the refresh would bind it: a Bearer token of a provider whose
+    /// descriptor has since turned `dpop` on is renewed with a new key, so
+    /// the nonce is not refused before that refresh is tried (this
+    /// provider answers Bearer, which a bound refresh refuses).
+    @Test func aNonceForATokenARefreshWouldBindIsNotRefusedBeforeIt() async throws {
+        try await withServer { server in
+            _ = RotatingGrant(on: server)
+            let home = try CLIProcess.home("authkit-cli-nonce-binds")
+            defer { try? FileManager.default.removeItem(at: home) }
+            let descriptor = RotatingGrant.descriptor(id: "rotating", server: server)
+                .replacingOccurrences(of: #""protocol": "oauth2","#, with: #""protocol": "oauth2", "dpop": "on","#)
+            #expect(descriptor.contains(#""dpop": "on""#))
+            try Data(descriptor.utf8).write(to: home.appendingPathComponent("providers/rotating.json"))
+            try Data(RotatingGrant.expiredCredential(id: "rotating").utf8).write(
+                to: home.appendingPathComponent("credentials.json"))
+            let result = try await CLIProcess.run(
+                [
+                    "token", "header", "--provider", "rotating", "--client-id", "app", "--client-secret", "secret",
+                    "--dpop-nonce", "n-1", "\(server.baseURL)/resource",
+                ], environment: ["AUTHKIT_HOME": home.path])
+            #expect(!result.stderr.contains("not DPoP-bound"), "\(result.stderr)")
+            let refresh = try #require(server.requests(to: "/token").first, "no refresh was tried: \(result.stderr)")
+            #expect(refresh.header("DPoP") != nil, "the refresh carried no proof")
+        }
+    }
+
     // MARK: - A signal during a refresh
 
     /// A refresh in flight when a signal comes: the provider has spent the

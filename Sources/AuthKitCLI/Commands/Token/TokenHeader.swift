@@ -92,9 +92,16 @@ struct TokenHeader: WorkspaceCommand {
         // An origin with a placeholder: the stored credential's, before a refresh.
         if let given { try await source.checkAPIOrigin(of: given) }
         // Before a refresh too: a due token was renewed (a rotation spent)
-        // for a command refused anyway. Bound or not, a refresh keeps it so.
+        // for a command refused anyway. Not when the refresh would bind it:
+        // at the token endpoint, a `DPoP`-typed token that lost its key, or
+        // any token of a provider whose descriptor turned `dpop` on, is
+        // renewed with a new key (a descriptor's own refresh call is never
+        // bound, RFC 9449 §5); the check after the refresh then decides.
         if dpopNonce != nil, let stored = try await workspace.store.credential(for: key), stored.proofKey == nil {
-            throw Self.notBound(key)
+            let descriptor = source.authenticator.descriptor
+            let refreshBinds =
+                descriptor.refresh == nil && (stored.tokenType.lowercased() == "dpop" || descriptor.dpop == .on)
+            if !refreshBinds { throw Self.notBound(key) }
         }
         let credential = try await source.current()
         let authenticator = source.authenticator
