@@ -273,6 +273,29 @@ import Testing
         }
     }
 
+    /// "(any port)" only where `authorize` lets the listener choose one: a
+    /// redirect URI without a port, named in the authorization request. One
+    /// that is not (Qiita's shape) goes to the registered URI, whose port
+    /// the listener must hold.
+    @Test func providersShowSaysAnyPortOnlyWhereTheListenerChoosesIt() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        for (id, sends) in [("named", true), ("unnamed", false)] {
+            let file = """
+                {"id": "\(id)", "name": "\(id)", "protocol": "oauth2",
+                 "authorization": {"url": "https://\(id).example/authorize", "sendRedirectURI": \(sends)},
+                 "token": {"url": "https://\(id).example/token"}}
+                """
+            try Data(file.utf8).write(to: home.appendingPathComponent("providers/\(id).json"))
+        }
+        let environment = ["AUTHKIT_HOME": home.path]
+        let named = try await CLIProcess.run(["providers", "show", "named"], environment: environment)
+        #expect(named.status == 0 && named.stdout.contains("(any port)"), "\(named.stdout)\(named.stderr)")
+        let unnamed = try await CLIProcess.run(["providers", "show", "unnamed"], environment: environment)
+        #expect(unnamed.status == 0, "\(unnamed.stderr)")
+        #expect(unnamed.stdout.contains("redirect:") && !unnamed.stdout.contains("(any port)"), "\(unnamed.stdout)")
+    }
+
     @Test func providersShowAndOverride() async throws {
         let home = try home()
         let environment = ["AUTHKIT_HOME": home.path]

@@ -148,8 +148,7 @@ extension Authenticator {
     /// does not, Qiita's shape, is redirected to the registered URI, on
     /// whatever port that has).
     public var redirectPortIsFlexible: Bool {
-        settings.redirectURI == nil && descriptor.redirect.portIsFlexible
-            && descriptor.authorization?.sendRedirectURI != false
+        settings.redirectURI == nil && descriptor.redirectPortIsFlexible
     }
 
     /// Refuses a redirect URI the provider is documented to refuse (Instagram

@@ -90,6 +90,14 @@ public struct ProviderDescriptor: Sendable, Hashable {
     /// Twitch's: `device.requiresClientSecret` false).
     package var deviceGrantTakesPublicClients: Bool { device?.requiresClientSecret == false }
 
+    /// A loopback listener may choose the port of the default redirect URI
+    /// (RFC 8252 §7.3): it names no port, and the authorization request
+    /// names the redirect URI. One that does not (Qiita's shape) is
+    /// redirected to the registered URI, on whatever port that has.
+    package var redirectPortIsFlexible: Bool {
+        redirect.portIsFlexible && authorization?.sendRedirectURI != false
+    }
+
     package init(
         id: String, name: String, protocol: ProtocolKind, documentation: String?, source: String,
         placeholders: [String: PlaceholderSpec], redirect: RedirectSettings, scopes: ScopeSettings,

@@ -173,7 +173,7 @@ struct ProvidersShow: WorkspaceCommand {
         }
         if !descriptor.isDeviceOnly {
             lines.append(
-                "redirect:      \(descriptor.redirect.uri.absoluteString)\(descriptor.redirect.portIsFlexible ? " (any port)" : "")"
+                "redirect:      \(descriptor.redirect.uri.absoluteString)\(descriptor.redirectPortIsFlexible ? " (any port)" : "")"
             )
         }
         if !descriptor.scopes.default.isEmpty {

@@ -127,7 +127,7 @@ struct SandboxServe: WorkspaceCommand {
         let wayIn =
             descriptor.isDeviceOnly
             ? "device codes entered at \(base)/device"
-            : "redirect \(descriptor.redirect.uri.absoluteString)\(descriptor.redirect.portIsFlexible ? " (any port)" : "")"
+            : "redirect \(descriptor.redirect.uri.absoluteString)\(descriptor.redirectPortIsFlexible ? " (any port)" : "")"
         // With --sandbox, authkit sends the sandbox's standard secret unless
         // told otherwise; a public client must send none (RFC 6749 §3.2.1).
         let noSecret = options.clientSecret == nil ? " --client-secret ''" : ""

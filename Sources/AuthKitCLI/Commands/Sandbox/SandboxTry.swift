@@ -154,7 +154,7 @@ struct SandboxTry: WorkspaceCommand {
             // one (RFC 8252 §7.3), as `authorize` does: passed as
             // --redirect-uri, the URI would have fixed port 80 (which only
             // root may bind, and two runs at once would contend for).
-            let anyPort = descriptor.redirect.portIsFlexible && port == nil
+            let anyPort = descriptor.redirectPortIsFlexible && port == nil
             say(
                 "Sign in: the authorization request opens \(browser ? "in your browser" : "in a scripted browser"), the loopback listener waits at \(redirect.absoluteString)\(anyPort ? " on a free port" : "")."
             )
