@@ -708,7 +708,10 @@ import Testing
                 providerID: "rotating", label: "lost-\(UUID().uuidString)", accessToken: "old-access",
                 refreshToken: "refresh-\(UUID().uuidString)", expiresAt: fixedNow.addingTimeInterval(3600),
                 obtainedAt: fixedNow.addingTimeInterval(-3600))
-            let source = CredentialSource(authenticator: client, store: ReadOnlyStore(working), key: working.key)
+            var source = CredentialSource(authenticator: client, store: ReadOnlyStore(working), key: working.key)
+            // Each call ends with its refresh's outcome, not at the 10 s
+            // wait for it, which a loaded run outlasted once.
+            source.optionalRefreshLimit = .seconds(300)
             // The provider failing: the working token is used.
             server.route("POST", "/token") { _ in StubResponse(status: 503) }
             #expect(try await source.current(at: fixedNow).accessToken == "old-access")
@@ -950,8 +953,11 @@ import Testing
     /// ahead of time: the call finds nothing and says so. It fell back to
     /// the token it had read, and `send` used the signed-out user's token.
     @Test func anOptionalRefreshThatFindsTheCredentialRemovedSaysSignInAgain() async throws {
-        let (source, store, working) = try dueAheadOfTime(
+        let (made, store, working) = try dueAheadOfTime(
             label: "signed-out", transport: RefusingTransport(), now: fixedNow, fixedClock: true)
+        var source = made
+        // Its outcome, not the end of the wait for it (10 s, which a loaded run outlasted once).
+        source.optionalRefreshLimit = .seconds(300)
         // The call reads, then waits for the lock the sign-out holds.
         let signOut = try await holdingTheLock(of: working.key, in: store, for: .milliseconds(300)) {
             _ = try await store.remove(working.key)
@@ -1067,12 +1073,15 @@ import Testing
         let transport = SlowTokenTransport(tokenDelay: .zero)
         var (source, store, working) = try dueAheadOfTime(label: "waiting", transport: transport)
         source.optionalRefreshLimit = .milliseconds(200)
-        let holder = try await holdingTheLock(of: working.key, in: store, for: .seconds(1))
+        // Held until the request has gone: held 1 s, a loaded run's late
+        // wake-up could let the refresh take the lock first.
+        let holder = try await holdingTheLock(of: working.key, in: store, for: .seconds(300))
         let api = try #require(URL(string: "https://ahead.example/api"))
-        let (response, _) = try await source.send(HTTPRequest(method: .get, url: api), deadline: .seconds(5))
+        let (response, _) = try await source.send(HTTPRequest(method: .get, url: api), deadline: .seconds(60))
         #expect(response.status == .ok)
         #expect(transport.requested.first == "/api", "the request waited for the refresh")
-        try await holder.value
+        holder.cancel()
+        _ = await holder.result
         try await untilStored(in: store, working.key) { $0?.accessToken == "renewed" }
         #expect(transport.requested == ["/api", "/token"])
     }
@@ -1084,12 +1093,13 @@ import Testing
     /// lost and the stored refresh token spent: the next refresh asked the
     /// user to sign in again. A call meanwhile sends no second refresh.
     @Test func anOptionalRefreshAnsweredAfterTheWaitIsSaved() async throws {
-        let transport = SlowTokenTransport(tokenDelay: .seconds(3))
+        let transport = SlowTokenTransport(heldUntilReleased: .renewed)
         var (source, store, working) = try dueAheadOfTime(label: "late", transport: transport)
         source.optionalRefreshLimit = .milliseconds(100)
         #expect(try await source.current().accessToken == "old-access")
         #expect(try await source.current().accessToken == "old-access")
         #expect(transport.answered == 0, "waited for the provider's answer")
+        transport.release()
         try await CredentialSource.finishRefreshesUnderWay(of: working.key) { _ in }
         #expect(transport.answered == 1)
         try await untilStored(in: store, working.key) { $0?.refreshToken == "refresh-2" }
@@ -1100,11 +1110,12 @@ import Testing
     /// An optional refresh that fails after its caller went on is paused as
     /// one that failed in time: the next call uses the token, sending nothing.
     @Test func anOptionalRefreshFailingAfterTheWaitIsPaused() async throws {
-        let transport = SlowTokenTransport(tokenDelay: .milliseconds(500), answer: .unavailable)
+        let transport = SlowTokenTransport(heldUntilReleased: .unavailable)
         var (source, _, _) = try dueAheadOfTime(label: "late-failure", transport: transport)
         source.optionalRefreshLimit = .milliseconds(100)
         #expect(try await source.current().accessToken == "old-access")
         #expect(transport.answered == 0, "waited for the provider's answer")
+        transport.release()
         try await CredentialSource.finishRefreshesUnderWay(of: source.key) { _ in }
         #expect(try await source.current().accessToken == "old-access")
         #expect(transport.requested == ["/token"], "tried again within the pause")
@@ -1115,12 +1126,16 @@ import Testing
     /// (the stored refresh token may be spent): only logged, a program
     /// exited as if all were well.
     @Test func aRenewalNotSavedAfterTheCallerWentOnIsThrownWhenFinishing() async throws {
-        let transport = SlowTokenTransport(tokenDelay: .milliseconds(500))
+        let transport = SlowTokenTransport(heldUntilReleased: .renewed)
         let (source, working) = try wentOnWithAStoreThatCannotSave(label: "unsaved-late", transport: transport)
         #expect(try await source.current().accessToken == "old-access")
         let said = LockedValue<[CredentialKey]>([])
+        // Answered once the program has said what it waits for: still under way then.
         await #expect {
-            try await CredentialSource.finishRefreshesUnderWay(of: working.key) { keys in said.withLock { $0 = keys } }
+            try await CredentialSource.finishRefreshesUnderWay(of: working.key) { keys in
+                said.withLock { $0 = keys }
+                transport.release()
+            }
         } throws: { error in
             guard case AuthKitError.store(_, let reason) = error else { return false }
             return reason.detail.contains("the renewal was not saved")
@@ -1133,9 +1148,10 @@ import Testing
     /// Likewise when that refresh ended before the program asked: the
     /// error was kept with the refresh's record, which went when it ended.
     @Test func aRenewalNotSavedThatEndedBeforeFinishingIsThrownToo() async throws {
-        let transport = SlowTokenTransport(tokenDelay: .milliseconds(300))
+        let transport = SlowTokenTransport(heldUntilReleased: .renewed)
         let (source, working) = try wentOnWithAStoreThatCannotSave(label: "unsaved-ended", transport: transport)
         #expect(try await source.current().accessToken == "old-access")
+        transport.release()
         try await until { transport.answered == 1 && !CredentialSource.isUnderWay(working.key) }
         await #expect {
             try await CredentialSource.finishRefreshesUnderWay(of: working.key) { _ in Issue.record("nothing runs") }
@@ -1196,8 +1212,11 @@ import Testing
     /// (another writer stored an expired one meanwhile): the failure is
     /// then thrown, not the expired token handed out as one that works.
     @Test func aFallbackNeverHandsOutACredentialThatMustBeRefreshed() async throws {
-        let (source, store, working) = try dueAheadOfTime(
+        let (made, store, working) = try dueAheadOfTime(
             label: "replaced", transport: RefusingTransport(), now: fixedNow, fixedClock: true)
+        var source = made
+        // Its outcome, not the end of the wait for it (10 s, which a loaded run outlasted once).
+        source.optionalRefreshLimit = .seconds(300)
         var replacement = working
         replacement.accessToken = "expired-access"
         replacement.expiresAt = fixedNow.addingTimeInterval(-10)
@@ -1738,11 +1757,28 @@ final class SlowTokenTransport: HTTPClient, @unchecked Sendable {
     private let lock = NSLock()
     private var paths: [String] = []
     private var tokenAnswers = 0
+    /// Whether token requests wait for ``release()`` rather than a delay.
+    private let held: Bool
+    private var released = false
 
     init(tokenDelay: Duration?, answer: TokenAnswer = .renewed) {
         self.tokenDelay = tokenDelay
         self.tokenAnswer = answer
+        self.held = false
     }
+
+    /// Token requests answered once the test calls ``release()``: the
+    /// order a test asserts is its own, not a race between a short delay
+    /// and a caller's short wait, which a loaded run (24 tests on 2 cores)
+    /// lost by seconds.
+    init(heldUntilReleased answer: TokenAnswer = .renewed) {
+        self.tokenDelay = nil
+        self.tokenAnswer = answer
+        self.held = true
+    }
+
+    /// Answers held token requests, and every later one at once.
+    func release() { lock.withLock { released = true } }
 
     var requested: [String] { lock.withLock { paths } }
     /// Token requests answered.
@@ -1754,7 +1790,11 @@ final class SlowTokenTransport: HTTPClient, @unchecked Sendable {
         var answer = #"{"ok":true}"#
         var status = HTTPResponse.Status.ok
         if path.hasSuffix("/token") {
-            try await Task.sleep(for: tokenDelay ?? .seconds(3600))
+            if held {
+                while !lock.withLock({ released }) { try await Task.sleep(for: .milliseconds(5)) }
+            } else {
+                try await Task.sleep(for: tokenDelay ?? .seconds(3600))
+            }
             defer { lock.withLock { tokenAnswers += 1 } }
             switch tokenAnswer {
             case .renewed:
