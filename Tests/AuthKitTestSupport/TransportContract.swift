@@ -622,7 +622,7 @@ public struct TransportContract: Sendable {
                 head:
                     "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nWWW-Authenticate: \(scheme) realm=\"sandbox\"\r\n"
                     + "Content-Length: \(answer.utf8.count)\r\n\r\n\(answer)", repeating: "", interval: .hours(1)),
-            policy: Self.shortDeadline)
+            policy: Self.policy)
     }
 
     private func emptyAnswerComesAtOnce(_ status: Int) async throws -> [String] {

@@ -686,7 +686,8 @@ import Testing
         let cancelled = ContinuousClock.now
         waiter.cancel()
         await #expect(throws: AuthKitError.cancelled) { _ = try await waiter.value }
-        #expect(ContinuousClock.now - cancelled < .seconds(5))
+        // Well before the 60 s it would wait otherwise (a busy pool's timers are seconds late).
+        #expect(ContinuousClock.now - cancelled < .seconds(30))
         flock(holder, LOCK_UN)
         #expect(try await store.allCredentials().count == 1)
     }

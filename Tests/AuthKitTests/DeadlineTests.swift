@@ -111,7 +111,12 @@ import Testing
                 group.addTask {
                     try await coordinator.refresh(Self.credential) {
                         runs.withLock { $0 += 1 }
-                        try await Task.sleep(for: .milliseconds(300))
+                        // Until all eight wait: after a fixed 300 ms, a caller
+                        // a loaded run started late would refresh anew.
+                        let end = ContinuousClock.now.advanced(by: .seconds(30))
+                        while coordinator.waiterCount < 8, ContinuousClock.now < end {
+                            try await Task.sleep(for: .milliseconds(5))
+                        }
                         return Credential(providerID: "p", accessToken: "new", refreshToken: "r2")
                     }.accessToken
                 }
@@ -150,7 +155,7 @@ import Testing
         // and the waiter's path went untested).
         let waitingSince = ContinuousClock.now
         while coordinator.waiterCount < 2 {
-            try #require(ContinuousClock.now - waitingSince < .seconds(10), "the second caller never waited")
+            try #require(ContinuousClock.now - waitingSince < .seconds(60), "the second caller never waited")
             try await Task.sleep(for: .milliseconds(5))
         }
         first.cancel()
@@ -319,7 +324,7 @@ import Testing
         }
         let since = ContinuousClock.now
         while coordinator.waiterCount == 0 && !overlapped.current {
-            try #require(ContinuousClock.now - since < .seconds(10), "the second caller neither waited nor ran")
+            try #require(ContinuousClock.now - since < .seconds(60), "the second caller neither waited nor ran")
             try await Task.sleep(for: .milliseconds(5))
         }
         release.withLock { $0?.resume() }

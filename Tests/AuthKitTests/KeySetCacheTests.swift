@@ -87,21 +87,29 @@ import Testing
     /// up to the request's 30 s.
     @Test func aCancelledCallerStopsWaitingForTheSharedFetch() async throws {
         try await withServer { server in
-            // Long enough that the second caller is still waiting on a loaded machine.
-            server.route("GET", "/jwks") { _ in .json(Self.keySet(kid: "k1")).delayed(by: .seconds(5)) }
+            // Answered once the test lets it: with a 5 s delay, a loaded
+            // machine could answer before the second caller was checked.
+            let release = DispatchSemaphore(value: 0)
+            server.route("GET", "/jwks") { _ in
+                _ = release.wait(timeout: .now() + 60)
+                return .json(Self.keySet(kid: "k1"))
+            }
             let url = try #require(URL(string: server.baseURL + "/jwks"))
             let cache = KeySetCache(minimumRefetchInterval: 0)
             let first = Task { try await cache.keys(at: url, refetch: false, transport: Self.transport) }
-            try await Task.sleep(for: .milliseconds(200))
             let secondDone = LockedValue(false)
             let second = Task {
                 defer { secondDone.withLock { $0 = true } }
                 return try await cache.keys(at: url, refetch: false, transport: Self.transport)
             }
-            try await Task.sleep(for: .milliseconds(100))
+            let end = ContinuousClock.now.advanced(by: .seconds(30))
+            while await cache.waitingCallers(at: url, transport: Self.transport) < 2, ContinuousClock.now < end {
+                try await Task.sleep(for: .milliseconds(5))
+            }
             first.cancel()
             await #expect(throws: AuthKitError.cancelled) { _ = try await first.value }
             #expect(!secondDone.current, "the cancelled caller waited for the fetch")
+            release.signal()
             #expect(Self.kids(try await second.value) == ["k1"])
             #expect(Self.kids(try await cache.keys(at: url, refetch: false, transport: Self.transport)) == ["k1"])
             #expect(server.requests(to: "/jwks").count == 1)
