@@ -125,6 +125,14 @@ struct WebExample: AsyncParsableCommand {
         router.get("/me") { request, _ -> Response in
             do {
                 return try await Self.me(request, web: web)
+            } catch AuthKitError.signInRequired(let key, _) {
+                // The grant is over (revoked at the provider, its refresh
+                // token expired or refused): no retry brings it back, so
+                // not a 502. The user signs in again, which replaces it.
+                logger.info("/me: \(key.providerID)'s credential can no longer be refreshed; sign in again")
+                return Self.json(
+                    ["error": "sign in again", "signIn": web.sitePath("/auth/\(key.providerID)")],
+                    status: .unauthorized)
             } catch {
                 // Logged here, never shown: a store's error names the
                 // database's address and its own messages, and /me answers
@@ -184,9 +192,15 @@ struct WebExample: AsyncParsableCommand {
         else {
             throw ValidationError("--public-url takes an origin, as https://app.example or http://127.0.0.1:8080.")
         }
-        guard scheme == "https" || ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) else {
+        // The app listens on 127.0.0.1 alone: callbacks to [::1] would reach nothing.
+        guard !["::1", "[::1]"].contains(host) else {
             throw ValidationError(
-                "--public-url \(text): plain http only on this machine (127.0.0.1, [::1], localhost): browsers drop the sign-in's Secure cookies elsewhere. Serve the app over https."
+                "--public-url \(text): this example listens on 127.0.0.1 only; use http://127.0.0.1:PORT or http://localhost:PORT."
+            )
+        }
+        guard scheme == "https" || ["127.0.0.1", "localhost"].contains(host) else {
+            throw ValidationError(
+                "--public-url \(text): plain http only on this machine (127.0.0.1, localhost): browsers drop the sign-in's Secure cookies elsewhere. Serve the app over https."
             )
         }
         return url
@@ -261,9 +275,16 @@ struct WebExample: AsyncParsableCommand {
             body +=
                 "<form method=\"post\" action=\"/auth/logout\"><input type=\"hidden\" name=\"csrf\" value=\"\(escape(session.csrfToken))\"><button>Sign out</button></form>"
         } else {
+            // On the public URL's host, not this page's: a sign-in started
+            // at http://localhost:8080 sets its binding cookie there, and
+            // the provider sends the browser back to 127.0.0.1, which has
+            // no such cookie (the callback refuses it as another browser's).
+            var origin = web.configuration.publicURL.absoluteString
+            while origin.hasSuffix("/") { origin.removeLast() }
             for id in web.clients.keys.sorted() {
-                body +=
-                    "<p><a href=\"/auth/\(escape(id))\">Sign in with \(escape(web.clients[id]!.descriptor.name))</a></p>"
+                let start = origin + web.sitePath("/auth/\(id)")
+                let name = escape(web.clients[id]!.descriptor.name)
+                body += "<p><a href=\"\(escape(start))\">Sign in with \(name)</a></p>"
             }
         }
         return
