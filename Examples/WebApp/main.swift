@@ -39,7 +39,7 @@ struct WebExample: AsyncParsableCommand {
         String?
     @Option(
         help:
-            "PostgreSQL for every store (postgres://user@host:port/db); the password from PGPASSWORD, the keys from AUTHKIT_WEB_KEYS."
+            "PostgreSQL for every store (postgres://user@host:port/db; TLS required unless the host is 127.0.0.1 or localhost); the password from PGPASSWORD, the keys from AUTHKIT_WEB_KEYS."
     )
     var databaseURL: String?
     @Flag(help: "Print a new encryption key for AUTHKIT_WEB_KEYS and exit.") var newKey = false

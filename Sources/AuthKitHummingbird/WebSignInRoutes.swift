@@ -49,9 +49,9 @@ extension WebSignIn {
                 // A body too large for a form holding one token (or one that
                 // could not be read) carries no token: the sign-out is then
                 // refused as any without one (401 without a session cookie,
-                // 403 with a session; a cookie whose session ended is cleared). Its error passed to the catch-all, a 503 logged as
-                // an error, as if the database were away, for any client
-                // that posts 17 KiB.
+                // 403 with a session; a cookie whose session ended is
+                // cleared), not passed to the catch-all as the read's error
+                // (a 503 logged as if the database were away).
                 if token == nil, let body = try? await request.collectBody(upTo: 16 * 1024) {
                     let form = FormURLEncoding.decode(String(decoding: body.readableBytesView, as: UTF8.self)) ?? []
                     token = form.first { $0.0 == "csrf" }?.1
