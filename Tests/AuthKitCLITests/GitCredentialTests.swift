@@ -440,6 +440,35 @@ import Testing
         #expect(typo.status == 64 && typo.stderr.contains("git's configuration was left as it was"), "\(typo)")
     }
 
+    /// `--label ''` names the unlabelled account once `token switch` chose
+    /// another (setup-git's own refusal says so): the helper written for it
+    /// works. Written `--label=''`, the shell made it `--label=`, which took
+    /// the `get` git appends as the label, and every fill failed.
+    @Test(.enabled(if: hasGit))
+    func setupGitForTheUnlabelledAccountBesideAChosenOneWorks() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let (home, environment) = try Self.gitbox(at: server)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let store = FileCredentialStore(environment: environment)
+        for credential in try await store.allCredentials() { try await store.remove(credential.key) }
+        for (label, token) in [(nil, "default-token"), ("work", "work-token")] as [(String?, String)] {
+            try await store.save(
+                Credential(
+                    providerID: "gitbox", label: label, accessToken: token,
+                    expiresAt: Date(timeIntervalSinceNow: 3600), scopes: ["write_repository"]))
+        }
+        let switched = try await CLIProcess.run(
+            ["token", "switch", "--provider", "gitbox", "--label", "work"], environment: environment)
+        #expect(switched.status == 0, "\(switched)")
+        let setup = try await CLIProcess.run(
+            ["token", "setup-git", "--provider", "gitbox", "--label", ""], environment: environment)
+        #expect(setup.status == 0, "\(setup)")
+        let filled = try await Self.fill("https", "git.example.test", environment: environment)
+        #expect(filled.standardOutput.contains("password=default-token\n"), "\(filled)")
+    }
+
     /// A credential granted none of the scopes git needs is given (the host
     /// decides), with a warning naming the sign-in that would do.
     @Test(.enabled(if: hasGit))

@@ -268,7 +268,13 @@ struct TokenSetupGit: WorkspaceCommand {
         words += ["token", "git-credential"]
         words += global.providerDirectoryURLs.map { "--providers-dir=" + ShellWord.literal($0.path) }
         words.append("--provider=" + ShellWord.literal(providerID))
-        if let label = account.label { words.append("--label=" + ShellWord.literal(label)) }
+        // `--label=VALUE` keeps a label that starts with `-` a value; an
+        // empty one is two words: `--label=''` is `--label=` to the shell,
+        // which argument-parser read as wanting the next word, and took
+        // the `get` git appends for the label.
+        if let label = account.label {
+            words.append(label.isEmpty ? "--label ''" : "--label=" + ShellWord.literal(label))
+        }
         return words.joined(separator: " ")
     }
 
@@ -290,6 +296,12 @@ struct TokenSetupGit: WorkspaceCommand {
             status = result.terminationStatus
             output = result.standardOutput
             said = result.standardError
+        } catch let error as SubprocessError where error.code == .outputLimitExceeded {
+            // git ran; what it had to say (a helper list of another tool's
+            // making, over 64 KiB) is more than setup-git reads.
+            throw CLIError(
+                "git config --global \(arguments.first ?? "") printed more than the 64 KiB setup-git reads (the helpers configured for this host?). Look with: git config --global --get-regexp '^credential'",
+                status: .failure)
         } catch {
             throw CLIError("git could not be run (\(error)); is git installed and on PATH?", status: .failure)
         }
