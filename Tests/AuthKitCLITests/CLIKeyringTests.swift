@@ -434,6 +434,49 @@ import Testing
     /// A time the stores keep exactly (they write whole seconds).
     static let someSecond = Date(timeIntervalSince1970: 1_800_000_000)
 
+    /// A file written by hand or another tool: an account listed twice
+    /// (merged from two machines, as the store warns) is not moved (moving
+    /// the first entry removed both, the second's refresh token lost); a
+    /// date with fractional seconds is moved (read back from the keyring
+    /// without them, it was taken for another credential, and never moved).
+    @Test(.enabled("no Secret Service answers (.ci/run starts one)") { await TestKeyring.shouldRun() })
+    func tokenMoveKeepsAnAccountListedTwiceAndTakesFractionalSeconds() async throws {
+        let home = try CLIProcess.home("authkit-keyring-move-hand")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let twice = "mv-\(UUID().uuidString.prefix(8).lowercased())"
+        let fraction = "mv-\(UUID().uuidString.prefix(8).lowercased())"
+        let environment = ["AUTHKIT_HOME": home.path].merging(TestKeyring.busEnvironment) { $1 }
+        func entry(_ label: String, _ token: String, obtained: String, refresh: String? = nil) -> String {
+            #"{"providerID":"github","label":"\#(label)","kind":"oauth2","accessToken":"\#(token)","tokenType":"Bearer",\#(refresh.map { #""refreshToken":"\#($0)","# } ?? "")"scopes":[],"obtainedAt":"\#(obtained)","rawFields":{}}"#
+        }
+        let text =
+            #"{"version":1,"credentials":["#
+            + [
+                entry(twice, "gho_first", obtained: "2026-01-01T00:00:00Z"),
+                entry(twice, "gho_second", obtained: "2026-01-02T00:00:00Z", refresh: "ghr_second"),
+                entry(fraction, "gho_fraction", obtained: "2026-12-03T07:22:58.25Z"),
+            ].joined(separator: ",") + "]}"
+        let path = home.appendingPathComponent("credentials.json")
+        try Data(text.utf8).write(to: path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path.path)
+        let keyring = SecretServiceCredentialStore(environment: environment)
+
+        let moved = try await CLIProcess.run(["token", "move", "--to", "keyring"], environment: environment)
+        #expect(moved.status == 1, "\(moved)")
+        #expect(
+            moved.stderr.contains("github (\(twice)) not moved")
+                && moved.stderr.contains("holds 2 credentials for this account")
+                && moved.stderr.contains("1 of 2 credentials not moved"), "\(moved.stderr)")
+        #expect(moved.stdout.contains("Moved github (\(fraction)) to the Secret Service keyring."), "\(moved)")
+        let left = try String(contentsOf: path, encoding: .utf8)
+        #expect(left.contains("gho_first") && left.contains("ghr_second"), "an entry of the doubled account went")
+        #expect(!left.contains("gho_fraction"))
+        #expect(try await keyring.credential(for: CredentialKey(providerID: "github", label: twice)) == nil)
+        let there = try await keyring.credential(for: CredentialKey(providerID: "github", label: fraction))
+        #expect(there?.accessToken == "gho_fraction")
+        _ = try await keyring.remove(CredentialKey(providerID: "github", label: fraction))
+    }
+
     /// `token move`: whole credentials (refresh token, identity and all)
     /// from credentials.json to the keyring and back, only the account
     /// named; a destination holding another credential for the account

@@ -582,7 +582,8 @@ public struct FileCredentialStore: CredentialStore {
 }
 
 extension JSONEncoder {
-    static var credentials: JSONEncoder {
+    /// How credentials are written (dates to the whole second, as ISO 8601).
+    package static var credentials: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
@@ -591,7 +592,7 @@ extension JSONEncoder {
 }
 
 extension JSONDecoder {
-    static var credentials: JSONDecoder {
+    package static var credentials: JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return decoder

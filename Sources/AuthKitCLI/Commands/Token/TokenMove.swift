@@ -84,7 +84,10 @@ struct TokenMove: WorkspaceCommand {
         // The accounts only: a keyring's items are read one at a time, as
         // each is moved, so one broken item of another provider stops
         // nothing but itself.
-        let keys = try await source.accounts().filter(accounts.matches)
+        // Each account once: a file merged by hand may list one twice
+        // (moveHoldingTheLocks refuses to move such an account).
+        var seen = Set<CredentialKey>()
+        let keys = try await source.accounts().filter(accounts.matches).filter { seen.insert($0).inserted }
         guard !keys.isEmpty else {
             guard let provider = accounts.provider else {
                 Console.say("\(source.location) holds no credentials; nothing to move.")
@@ -191,7 +194,23 @@ struct TokenMove: WorkspaceCommand {
     static func moveHoldingTheLocks(
         _ key: CredentialKey, from source: any CommandStore, to destination: any CommandStore, named: StoreChoice
     ) async throws -> Outcome {
-        guard let credential = try await source.credential(for: key) else { return .gone }
+        guard let read = try await source.credential(for: key) else { return .gone }
+        // As a store writes it (dates to the whole second): a file written
+        // by another tool with fractional seconds was read back from the
+        // keyring without them, taken for another credential, and never
+        // moved ("did not give back", then "already holds another").
+        let credential = try JSONDecoder.credentials.decode(
+            Credential.self, from: JSONEncoder.credentials.encode(read))
+        // Two entries for one account (a file merged from two machines, as
+        // the store warns): the first would be moved and the removal would
+        // take both, the other copy (its refresh token perhaps the live
+        // one) lost. The user keeps one first.
+        let copies = try await source.accounts().filter { $0 == key }.count
+        guard copies <= 1 else {
+            throw CLIError(
+                "\(source.location) holds \(copies) credentials for this account; moving one would remove them all. Keep one (edit the file, or authkit token delete \(ShellWord.account(key)) and sign in again), then move it.",
+                status: .failure)
+        }
         // A later AuthKit's members of the entry (the file's, or a keyring
         // item's: it was checked for the file only) would not go along.
         let unknown = try await source.unknownMembers(of: key)
