@@ -82,15 +82,25 @@ struct DefaultAccounts {
     /// Read, changed and written under the file's lock (as the credential
     /// store's file is): two `token switch` runs at once, for two providers,
     /// both land, and neither removes the other's new copy.
-    func choose(_ label: String?, for provider: String) throws {
+    /// - Parameter expected: when given, the choice changes only if it is
+    ///   still this label (compared byte for byte under the file's lock):
+    ///   a reset after a deletion must not undo a `token switch` that came
+    ///   between its read and its write.
+    /// - Returns: whether the choice was changed.
+    @discardableResult
+    func choose(_ label: String?, for provider: String, ifStill expected: String? = nil) throws -> Bool {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         do {
             try FileSystem.createPrivateDirectory(file.deletingLastPathComponent().path)
-            try StoreLock(path: file.path + ".lock", timeout: .seconds(10)).withLock {
+            return try StoreLock(path: file.path + ".lock", timeout: .seconds(10)).withLock {
                 var labels = try self.labels()
+                if let expected {
+                    guard let current = labels[provider], ExactText.same(current, expected) else { return false }
+                }
                 labels[provider] = label
                 try AtomicFile(path: file.path).replace(with: try encoder.encode(labels))
+                return true
             }
         } catch let failure as AtomicFile.Failure {
             throw CLIError(

@@ -140,7 +140,8 @@ struct Workspace {
             guard let label = key.label, let chosen = try defaultAccounts.labels()[key.providerID],
                 ExactText.same(chosen, label)
             else { return }
-            try defaultAccounts.choose(nil, for: key.providerID)
+            // Again under the file's lock: a `token switch` meanwhile stands.
+            guard try defaultAccounts.choose(nil, for: key.providerID, ifStill: label) else { return }
         } catch {
             var reason = ErrorReport.message(forAny: error)
             if !reason.hasSuffix(".") { reason += "." }
