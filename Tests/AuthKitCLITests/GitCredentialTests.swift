@@ -242,13 +242,19 @@ import Testing
         #expect(
             now.standardOutput.split(separator: "\0", omittingEmptySubsequences: false).dropLast().map(String.init)
                 == original, "\(now)")
-        // Set up again over only its own helper: nothing is replaced, no file written.
+        // Set up again over only its own helper: nothing is replaced, no
+        // file written; the second run says so, and points at the first
+        // run's file rather than at an `--unset-all` that would lose what
+        // it keeps.
         _ = try await ChildProcess.run(Self.git, ["config", "--global", "--unset-all", name], environment: environment)
         let fresh = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+        #expect(
+            fresh.status == 0 && fresh.stderr.contains("to undo: git config --global --unset-all"), "\(fresh.stderr)")
         let again = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
         #expect(
-            fresh.status == 0 && again.status == 0 && !again.stderr.contains("no longer asks")
-                && again.stderr.contains("to undo: git config --global --unset-all"), "\(again.stderr)")
+            again.status == 0 && !again.stderr.contains("no longer asks") && !again.stderr.contains("--unset-all")
+                && again.stderr.contains("git was set up so already; nothing changed.")
+                && again.stderr.contains("sh '\(path)' puts them back"), "\(again.stderr)")
     }
 
     /// A git origin with a placeholder (`https://{host}`, a self-managed

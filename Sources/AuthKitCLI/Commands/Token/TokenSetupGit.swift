@@ -135,6 +135,15 @@ struct TokenSetupGit: WorkspaceCommand {
                     + summaries.joined(separator: "; ")
                     + ". They are kept, whole, in \(restore) (private: a helper may hold a secret); "
                     + "to undo this and put them back: sh \(ShellWord.literal(restore))")
+        } else if before.allSatisfy({ $0.values == ["", helper] }) {
+            // Set up so already (a second run): its undo was said the first
+            // time; `--unset-all` now would also drop what that file keeps.
+            let earlier = Self.earliestRestore(provider: descriptor.id, in: workspace)
+            Console.err(
+                "authkit: note: git was set up so already; nothing changed."
+                    + (earlier.map {
+                        " The helpers an earlier setup replaced are kept in \($0): sh \(ShellWord.literal($0)) puts them back."
+                    } ?? ""))
         } else {
             Console.err(
                 "authkit: note: to undo: "
@@ -188,6 +197,15 @@ struct TokenSetupGit: WorkspaceCommand {
         }
         shown = DisplayText.sanitized(shown, limit: 60)
         return cut ? shown + " …" : shown
+    }
+
+    /// The oldest file ``saveReplaced(_:provider:in:)`` wrote for
+    /// `provider`: the helpers git had before AuthKit's first setup.
+    static func earliestRestore(provider: String, in workspace: Workspace) -> String? {
+        let home = AuthKitHome.directory(environment: workspace.environment).path
+        let prefix = "replaced-git-helpers-\(provider)-"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: home)) ?? []
+        return names.filter { $0.hasPrefix(prefix) && $0.hasSuffix(".sh") }.sorted().first.map { "\(home)/\($0)" }
     }
 
     /// Writes a script that puts back what `before` held (each origin's
