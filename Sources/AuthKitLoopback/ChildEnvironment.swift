@@ -4,9 +4,37 @@ import Subprocess
 /// caller's without any `AUTHKIT_*` variable, which may hold client secrets
 /// or a private key, handed over in swift-subprocess's typed form.
 package enum ChildEnvironment {
-    /// `environment` less every `AUTHKIT_*` variable.
-    package static func filtered(_ environment: [String: String]) -> [String: String] {
-        environment.filter { !$0.key.hasPrefix("AUTHKIT_") }
+    /// Who the environment is for.
+    package enum Child: Sendable {
+        /// `git` and its credential helpers, which may need the caller's
+        /// tokens (`GH_TOKEN` for gh's helper, as gh passes it): only
+        /// AuthKit's own variables are held back.
+        case git
+        /// A browser: it needs none of the caller's credentials, and is a
+        /// long-lived program of many extensions. Held back besides
+        /// AuthKit's own (in any case): names that say they hold a
+        /// credential (`TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `CREDENTIAL`,
+        /// `AUTH_KEY`, a final `_KEY` or `_KEYS`) and `DATABASE_URL` (which
+        /// may hold a password). `PGPASSWORD` among them, which the web
+        /// example asks for in the same shell.
+        case browser
+    }
+
+    /// `environment` less every `AUTHKIT_*` variable, and for a browser
+    /// every credential-like one (``Child/browser``).
+    package static func filtered(_ environment: [String: String], for child: Child) -> [String: String] {
+        switch child {
+        case .git: environment.filter { !$0.key.hasPrefix("AUTHKIT_") }
+        case .browser: environment.filter { !holdsACredential($0.key) }
+        }
+    }
+
+    /// Whether the name `name` says its value may be a credential.
+    static func holdsACredential(_ name: String) -> Bool {
+        let name = name.uppercased()
+        return name.hasPrefix("AUTHKIT_") || name == "DATABASE_URL" || name.hasSuffix("_KEY")
+            || name.hasSuffix("_KEYS")
+            || ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH_KEY"].contains { name.contains($0) }
     }
 
     /// ``filtered(_:)`` in the typed form, which builds each `NAME=value` C
@@ -16,9 +44,9 @@ package enum ChildEnvironment {
     /// POSIX cannot pass is left out rather than failing the launch: a name
     /// that is empty, holds `=` or starts with a digit, and a NUL in a name
     /// or value.
-    package static func variables(_ environment: [String: String]) -> [Environment.Key: String] {
+    package static func variables(_ environment: [String: String], for child: Child) -> [Environment.Key: String] {
         var variables = [Environment.Key: String]()
-        for (name, value) in filtered(environment) {
+        for (name, value) in filtered(environment, for: child) {
             guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first),
                 !name.utf8.contains(UInt8(ascii: "=")), !name.utf8.contains(0), !value.utf8.contains(0)
             else { continue }

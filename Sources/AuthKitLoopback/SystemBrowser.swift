@@ -108,11 +108,14 @@ package struct SystemBrowser: Sendable {
         throw lastError
     }
 
-    /// The browser's environment: the caller's, less every `AUTHKIT_*` variable.
-    var childEnvironment: [String: String] { ChildEnvironment.filtered(environment) }
+    /// The browser's environment: the caller's, less every `AUTHKIT_*`
+    /// variable and every credential-like one (``ChildEnvironment/Child/browser``).
+    var childEnvironment: [String: String] { ChildEnvironment.filtered(environment, for: .browser) }
 
-    /// ``childEnvironment`` as swift-subprocess takes it (``ChildEnvironment/variables(_:)``).
-    var childEnvironmentVariables: [Environment.Key: String] { ChildEnvironment.variables(environment) }
+    /// ``childEnvironment`` as swift-subprocess takes it (``ChildEnvironment/variables(_:for:)``).
+    var childEnvironmentVariables: [Environment.Key: String] {
+        ChildEnvironment.variables(environment, for: .browser)
+    }
 
     /// Starts `command` (its first word searched in `PATH`) and watches it for
     /// ``failureWindow``: exit status 0 or still running is success; a

@@ -81,6 +81,10 @@ import Testing
         let environment = [
             "BROWSER": script, "PATH": "/usr/bin:/bin", "AUTHKIT_QIITA_CLIENT_SECRET": "top-secret",
             "AUTHKIT_HOME": "/tmp/x", "LANG": "C.UTF-8",
+            // Other tools' credentials (the web example asks for PGPASSWORD in the same shell).
+            "PGPASSWORD": "pg-secret", "GITHUB_TOKEN": "gh-secret", "DATABASE_URL": "postgres://u:db-secret@h/d",
+            "AWS_SECRET_ACCESS_KEY": "aws-secret", "authkit_github_client_secret": "lower-secret",
+            "SSH_AUTH_SOCK": "/tmp/agent", "XDG_RUNTIME_DIR": "/run/user/1",
         ]
         // Waits for the script to finish (a loaded machine may take longer than the default window).
         try await SystemBrowser(environment: environment, failureWindow: .seconds(20)).open(url)
@@ -97,7 +101,13 @@ import Testing
         let childEnvironment = String(
             decoding: try Data(contentsOf: directory.appendingPathComponent("environment")), as: UTF8.self)
         #expect(!childEnvironment.contains("AUTHKIT_") && !childEnvironment.contains("top-secret"))
-        #expect(childEnvironment.contains("LANG=C.UTF-8"))
+        for secret in ["pg-secret", "gh-secret", "db-secret", "aws-secret", "lower-secret"] {
+            #expect(!childEnvironment.contains(secret), "\(secret) reached the browser")
+        }
+        // What a browser needs stays.
+        #expect(
+            childEnvironment.contains("LANG=C.UTF-8") && childEnvironment.contains("SSH_AUTH_SOCK=/tmp/agent")
+                && childEnvironment.contains("XDG_RUNTIME_DIR=/run/user/1"))
     }
 
     /// Every variable the browser receives is the one meant, byte for byte,

@@ -309,7 +309,7 @@ struct TokenSetupGit: WorkspaceCommand {
         do {
             let result = try await Subprocess.run(
                 .name("git"), arguments: Arguments(["config", "--global"] + arguments),
-                environment: .custom(ChildEnvironment.variables(environment)),
+                environment: .custom(ChildEnvironment.variables(environment, for: .git)),
                 input: .none, output: .string(limit: 64 << 10), error: .string(limit: 16 << 10))
             status = result.terminationStatus
             output = result.standardOutput
