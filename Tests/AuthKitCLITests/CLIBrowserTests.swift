@@ -107,13 +107,17 @@ import Testing
     @Test func aTimeoutAfterTheRedirectWaitsForTheSave() async throws {
         try await withServer { server in
             authorizationServer(server)
+            // The redirect must come before --timeout passes: 4 s, not 2, as a
+            // loaded CI run (24 tests on 2 cores) can start the browser late.
+            // An exchange longer than the timeout is still under way when it
+            // passes, however soon it began.
             server.route("POST", "/token") { _ in
-                Thread.sleep(forTimeInterval: 3)
+                Thread.sleep(forTimeInterval: 4.5)
                 return .json(#"{"access_token":"browser-token-0123456789","token_type":"Bearer","expires_in":3600}"#)
             }
             let home = try home(descriptor: descriptor(server))
             let result = try await CLIProcess.run(
-                ["authorize", "--provider", "local", "--timeout", "2"], environment: env(home))
+                ["authorize", "--provider", "local", "--timeout", "4"], environment: env(home))
             #expect(result.status == 0 && !result.stderr.contains("Timed out"), "\(result.status): \(result.stderr)")
             let stored = try await FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
                 .allCredentials()

@@ -191,8 +191,11 @@ import Testing
     @Test func sandboxServeNamesTheDevicePageForADeviceOnlyProvider() async throws {
         try await withServer { server in
             let home = try deviceOnly(server)
+            // Ctrl-C once the banner is out: a fixed 3 s could come before it
+            // when a loaded CI run (24 tests on 2 cores) started the process late.
             let result = try await CLIProcess.run(
-                ["sandbox", "serve", "--provider", "tv", "--port", "0"], environment: headless(home), interruptAfter: 3)
+                ["sandbox", "serve", "--provider", "tv", "--port", "0"], environment: headless(home), timeout: 30,
+                interruptWhenOutput: { $0.contains("Ctrl-C stops it.") })
             #expect(
                 result.stdout.contains("secret sandbox-secret; device codes entered at http://127.0.0.1:"),
                 "\(result.stdout)")
@@ -259,9 +262,13 @@ import Testing
     @Test func theTimeoutSeesAPollUnderWayThrough() async throws {
         try await withServer { server in
             let home = try setUp(server)
-            let polls = grantSlowly(server, after: 2.5)
+            // The first poll is sent after the 1 s interval, and must be under
+            // way when --timeout passes: 4 s leaves a loaded CI run (24 tests
+            // on 2 cores) 3 s to send it, where 2 s left 1. A poll of 3.5 s
+            // still outlasts the timeout however soon it is sent.
+            let polls = grantSlowly(server, after: 3.5)
             let result = try await CLIProcess.run(
-                ["authorize", "--provider", "tv", "--device", "--timeout", "2"], environment: headless(home))
+                ["authorize", "--provider", "tv", "--device", "--timeout", "4"], environment: headless(home))
             #expect(
                 result.status == 0 && result.stdout.contains("Signed in to TV"),
                 "status \(result.status): \(result.stderr)")

@@ -36,6 +36,9 @@ enum CLIProcess {
     /// `launcher`, runs `launcher… authkit arguments…` instead (a wrapper that
     /// changes the world authkit runs in, then runs it); with `bareLauncher`,
     /// `launcher… arguments…`, the arguments naming authkit themselves.
+    /// `interruptWhen` is asked about standard error as it grows;
+    /// `interruptWhenOutput` about standard output, every 10 ms: once either
+    /// holds, SIGINT is sent, as Ctrl-C sends it.
     ///
     /// The child runs under `ChildProcess` (swift-subprocess): its output is
     /// read as the kernel delivers it, so a test awaiting the binary holds no
@@ -45,6 +48,7 @@ enum CLIProcess {
         launcher: [String] = [], bareLauncher: Bool = false,
         respond: (@Sendable (String) -> String?)? = nil,
         interruptWhen: (@Sendable (String) -> Bool)? = nil,
+        interruptWhenOutput: (@Sendable (String) -> Bool)? = nil,
         interruptAfter: TimeInterval? = nil,
         signalWhen: (@Sendable () -> Bool)? = nil, signals: [Int32] = [SIGINT]
     ) async throws -> CLIResult {
@@ -84,6 +88,16 @@ enum CLIProcess {
                 if let interruptAfter {
                     group.addTask {
                         guard (try? await Task.sleep(for: .seconds(interruptAfter))) != nil else { return }
+                        child.send(SIGINT) // as Ctrl-C sends
+                    }
+                }
+                if let interruptWhenOutput {
+                    // Standard output has no callback of its own (a banner a
+                    // server prints once it listens): polled, as `signalWhen` is.
+                    group.addTask {
+                        while !child.hasExited && !interruptWhenOutput(child.standardOutput) {
+                            guard (try? await Task.sleep(for: .milliseconds(10))) != nil else { return }
+                        }
                         child.send(SIGINT) // as Ctrl-C sends
                     }
                 }

@@ -167,6 +167,14 @@ import Testing
             "\(terminal.stdout.debugDescription)")
     }
 
+    /// The bytes `pid` has read so far, from any file (`rchar` in
+    /// /proc/PID/io), or nil where the kernel does not say.
+    static func bytesRead(by pid: Int32) -> Int? {
+        KernelFile.contents(of: "/proc/\(pid)/io")?.split(separator: "\n")
+            .first { $0.hasPrefix("rchar: ") }
+            .flatMap { Int($0.dropFirst("rchar: ".count)) }
+    }
+
     /// `token import` at a terminal reads the token with echo off, as a
     /// password prompt does: it is neither on the screen nor in the
     /// scrollback; echo is back afterwards, and after a Ctrl-C at the prompt.
@@ -191,17 +199,32 @@ import Testing
             if interrupted {
                 // SIGINT to authkit alone, as Ctrl-C would send it (tmux's C-c
                 // would end the shell that runs the checks too).
-                try await tmux(["send-keys", "-t", session, "tok-half-typed"])
-                // Time for the terminal to take the keys in while echo is off:
-                // taken in only after the SIGINT (a loaded machine's tty work
-                // queue ran late), they were echoed by the terminal authkit
-                // had already given back.
-                try await Task.sleep(for: .seconds(1))
-                let pid = screen.split(separator: "\n").lazy.compactMap { line -> Int32? in
-                    guard line.hasPrefix("[pid ") else { return nil }
-                    return Int32(line.dropFirst(5).prefix { $0.isNumber })
-                }.first
-                #expect(kill(try #require(pid, "\(screen)"), SIGINT) == 0)
+                let pid = try #require(
+                    screen.split(separator: "\n").lazy.compactMap { line -> Int32? in
+                        guard line.hasPrefix("[pid ") else { return nil }
+                        return Int32(line.dropFirst(5).prefix { $0.isNumber })
+                    }.first, "\(screen)")
+                let typed = "tok-half-typed"
+                let before = Self.bytesRead(by: pid)
+                try await tmux(["send-keys", "-t", session, typed])
+                // The terminal must take the keys in while echo is off: taken
+                // in only after the SIGINT (a loaded machine's tty work queue
+                // ran late), they were echoed by the terminal authkit had
+                // already given back. authkit reads a byte at a time and reads
+                // nothing else at the prompt: once what it has read (rchar)
+                // grew by the keys, the terminal took them in. A fixed 1 s was
+                // a guess; it stays where /proc does not say.
+                if let before {
+                    let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+                    while ContinuousClock.now < deadline,
+                        (Self.bytesRead(by: pid) ?? .max) - before < typed.utf8.count
+                    {
+                        try await Task.sleep(for: .milliseconds(10))
+                    }
+                } else {
+                    try await Task.sleep(for: .seconds(1))
+                }
+                #expect(kill(pid, SIGINT) == 0)
             } else {
                 // A mistyped last character, erased.
                 try await tmux(["send-keys", "-t", session, "-l", pasted + "#"])
