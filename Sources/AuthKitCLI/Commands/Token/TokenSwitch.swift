@@ -22,12 +22,20 @@ struct TokenSwitch: WorkspaceCommand {
     func run(in workspace: Workspace) async throws {
         // The account chosen must be stored: a default naming nothing would
         // make every later command say "sign in first".
+        // Checked and chosen under the account's refresh lock, which a
+        // deletion holds to remove it: a `token delete` between the check
+        // and the choice left a choice naming nothing.
         let key = account.key
-        guard try await workspace.store.credential(for: key) != nil else {
+        let (store, choices, provider) = (workspace.store, workspace.defaultAccounts, account.provider)
+        let stored = try await store.withRefreshLock(for: key, timeout: .seconds(30)) {
+            guard try await store.credential(for: key) != nil else { return false }
+            try choices.choose(key.label, for: provider)
+            return true
+        }
+        guard stored else {
             throw CLIError.nothingStored(
                 key, so: "nothing was switched", others: await workspace.otherAccounts(than: key))
         }
-        try workspace.defaultAccounts.choose(key.label, for: account.provider)
         // The label and id as typed: escaped (a control character in either
         // reached the terminal as written).
         let which = key.label.map { "'\(DisplayText.sanitized($0, limit: 80))'" } ?? "the account without a label"
