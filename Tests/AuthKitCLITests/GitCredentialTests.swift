@@ -44,6 +44,21 @@ import Testing
         return (home, environment)
     }
 
+    /// The gitbox home's store holding only `accounts`, each token good for
+    /// an hour and granted git's scope.
+    static func holdingOnly(_ accounts: [(label: String?, token: String)], environment: [String: String])
+        async throws
+    {
+        let store = FileCredentialStore(environment: environment)
+        for credential in try await store.allCredentials() { try await store.remove(credential.key) }
+        for (label, token) in accounts {
+            try await store.save(
+                Credential(
+                    providerID: "gitbox", label: label, accessToken: token,
+                    expiresAt: Date(timeIntervalSinceNow: 3600), scopes: ["write_repository"]))
+        }
+    }
+
     /// `git credential fill` for `protocol://host`, as git asks before a clone.
     static func fill(_ scheme: String, _ host: String, user: String? = nil, environment: [String: String])
         async throws -> ChildProcess.Outcome
@@ -431,12 +446,7 @@ import Testing
         defer { Task { await server.stop() } }
         let (home, environment) = try Self.gitbox(at: server)
         defer { try? FileManager.default.removeItem(at: home) }
-        let store = FileCredentialStore(environment: environment)
-        for credential in try await store.allCredentials() { try await store.remove(credential.key) }
-        try await store.save(
-            Credential(
-                providerID: "gitbox", label: "work", accessToken: "work-token",
-                expiresAt: Date(timeIntervalSinceNow: 3600), scopes: ["write_repository"]))
+        try await Self.holdingOnly([("work", "work-token")], environment: environment)
         let setup = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
         #expect(setup.status == 0, "\(setup)")
         let asked = try await Self.fill("https", "git.example.test", user: "work", environment: environment)
@@ -457,14 +467,7 @@ import Testing
         defer { Task { await server.stop() } }
         let (home, environment) = try Self.gitbox(at: server)
         defer { try? FileManager.default.removeItem(at: home) }
-        let store = FileCredentialStore(environment: environment)
-        for credential in try await store.allCredentials() { try await store.remove(credential.key) }
-        for (label, token) in [(nil, "default-token"), ("work", "work-token")] as [(String?, String)] {
-            try await store.save(
-                Credential(
-                    providerID: "gitbox", label: label, accessToken: token,
-                    expiresAt: Date(timeIntervalSinceNow: 3600), scopes: ["write_repository"]))
-        }
+        try await Self.holdingOnly([(nil, "default-token"), ("work", "work-token")], environment: environment)
         let switched = try await CLIProcess.run(
             ["token", "switch", "--provider", "gitbox", "--label", "work"], environment: environment)
         #expect(switched.status == 0, "\(switched)")
