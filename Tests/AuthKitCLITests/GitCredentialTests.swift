@@ -478,6 +478,32 @@ import Testing
         #expect(filled.standardOutput.contains("password=default-token\n"), "\(filled)")
     }
 
+    /// Someone trying the sandbox (`AUTHKIT_SANDBOX` exported) with nothing
+    /// real stored: refused before git's configuration is touched. A
+    /// newcomer following README's block pointed their real git at an
+    /// empty account.
+    @Test(.enabled(if: hasGit))
+    func setupGitInASandboxSessionWithNothingRealStoredIsRefused() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let (home, environment) = try Self.gitbox(at: server)
+        defer { try? FileManager.default.removeItem(at: home) }
+        try await Self.holdingOnly([], environment: environment)
+        var sandboxed = environment
+        sandboxed["AUTHKIT_SANDBOX"] = "http://127.0.0.1:8790"
+        let refused = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: sandboxed)
+        #expect(
+            refused.status == 64 && refused.stderr.contains("AUTHKIT_SANDBOX is set")
+                && refused.stderr.contains("git's configuration was left as it was"), "\(refused)")
+        let config = home.appendingPathComponent("gitconfig").path
+        #expect(!FileManager.default.fileExists(atPath: config), "git's configuration was written")
+        // With a real credential stored, it is set up as asked.
+        try await Self.holdingOnly([(nil, "real-token")], environment: environment)
+        let setup = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: sandboxed)
+        #expect(setup.status == 0, "\(setup)")
+    }
+
     /// A credential granted none of the scopes git needs is given (the host
     /// decides), with a warning naming the sign-in that would do.
     @Test(.enabled(if: hasGit))

@@ -86,6 +86,17 @@ struct TokenSetupGit: WorkspaceCommand {
         if stored == nil, account.label != nil, let others = await workspace.otherAccounts(than: key) {
             throw CLIError.nothingStored(key, so: "git's configuration was left as it was", others: others)
         }
+        // $AUTHKIT_SANDBOX exported and nothing real stored: someone trying
+        // the sandbox, about to point their real git at an empty account
+        // (a newcomer following README's block did). Said before anything
+        // is changed; with a real credential stored, it is set up as asked.
+        // (The process's own environment: the workspace's has the variable
+        // taken out, as this command does not follow it.)
+        if stored == nil, !(ProcessInfo.processInfo.environment["AUTHKIT_SANDBOX"] ?? "").isEmpty {
+            throw CLIError(
+                "Nothing is stored for \(key) in your real store, and AUTHKIT_SANDBOX is set: setup-git configures your real git (~/.gitconfig) for \(origins.joined(separator: ", ")), which no sandbox serves. git's configuration was left as it was. Sign in for real first (unset AUTHKIT_SANDBOX; authkit authorize \(ShellWord.account(key))), then run it again.",
+                status: .usage)
+        }
         let helper = "!" + (try helperCommand(descriptor.id, in: workspace))
         // As git compares: scheme and host in lower case, no default port,
         // no final dot (which git's own matching would not see through).
