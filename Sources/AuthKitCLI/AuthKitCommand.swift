@@ -94,7 +94,8 @@ enum AuthKitMain {
                 // `authkit sandbox` alone shows its help, as `authkit token` does:
                 // its default command (serve) needs a provider to emulate.
                 if Array(CommandLine.arguments.dropFirst()) == ["sandbox"] {
-                    Console.out(SandboxCommand.helpMessage(columns: Console.outputColumns))
+                    // Through the root, so that its usage names `authkit sandbox` (alone it said `sandbox`).
+                    Console.out(AuthKitCommand.helpMessage(for: SandboxCommand.self, columns: Console.outputColumns))
                     ExitStatus.success.terminate()
                 }
                 command = try AuthKitCommand.parseAsRoot()

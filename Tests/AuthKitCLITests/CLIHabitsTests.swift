@@ -81,6 +81,26 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(
             result.stdout.contains("SUBCOMMANDS") && result.stdout.contains("serve") && result.stdout.contains("try"))
+        // Its usage names the command as typed (it said `sandbox <subcommand>`).
+        #expect(
+            result.stdout.contains("USAGE: authkit sandbox") && result.stdout.contains("'authkit help sandbox"),
+            "\(result.stdout)")
+    }
+
+    /// `sandbox try --browser` where no browser can open: the scripted
+    /// browser approves, and it is said so. The advice was `authorize`'s,
+    /// "pass --no-browser to open the URL yourself", which in `sandbox try`
+    /// is the default and means the scripted browser.
+    @Test func sandboxTryWithABrowserNoneCanOpenSaysWhatItDoes() async throws {
+        let home = try CLIProcess.home("authkit-try-browser")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let result = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "github", "--browser", "--timeout", "30"],
+            environment: ["AUTHKIT_HOME": home.path, "SSH_CONNECTION": "10.0.0.1 50000 10.0.0.2 22"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stderr.contains("the sandbox's scripted browser approves as alice instead")
+                && !result.stderr.contains("--no-browser"), "\(result.stderr)")
     }
 
     @Test func scopesJoinedByCommasAreSplit() async throws {

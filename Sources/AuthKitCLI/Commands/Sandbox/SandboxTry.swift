@@ -105,6 +105,18 @@ struct SandboxTry: WorkspaceCommand {
         // receives it. The scripted browser brings the redirect back itself,
         // as a web view does; a person pastes it (--manual).
         let listened = redirect.scheme?.lowercased() == "http"
+        // --browser for a loopback sign-in where none can open: the scripted
+        // browser, as `authorize` chooses, said here. Left to `authorize`,
+        // its advice was to pass --no-browser, which here is the default
+        // and means the scripted browser. (A URL to paste, or a device
+        // code, is opened by the person, wherever they can.)
+        var browser = self.browser
+        if browser, listened, !deviceOnly, let missing = BrowserAvailability.missing(workspace.environment) {
+            Console.err(
+                "No browser can be opened here (\(missing)); the sandbox's scripted browser approves as \(SandboxOptions().defaultAccount) instead."
+            )
+            browser = false
+        }
         var step = 0
         func say(_ text: String) {
             step += 1
@@ -202,7 +214,7 @@ struct SandboxTry: WorkspaceCommand {
         // The credential stored here is this emulation's, gone with it: a
         // request to the next one was refused as "not issued by" it.
         say(
-            "Done. Try it yourself: 'authkit sandbox serve --provider \(descriptor.id)' keeps an emulation running; point any command at it with --sandbox or $AUTHKIT_SANDBOX, signing in to it first with 'authkit authorize --provider \(descriptor.id)', since the credential this run stored (in the sandbox's own store) was granted by this emulation, which is gone with its grants (docs/sandbox.md)."
+            "Done. To try it yourself, keep an emulation running with 'authkit sandbox serve --provider \(descriptor.id)' and run the commands it prints (sign in first: this run's credential was granted by an emulation now gone; docs/sandbox.md)."
         )
     }
 }
