@@ -146,7 +146,9 @@ public struct SandboxUserAgent: UserAgent {
             throw AuthKitError.authorizationFailed(
                 ProviderErrorResponse(status: 200, code: "access_denied", description: "the user denied the request"))
         }
-        let message = Self.element(className: "error", in: page) ?? "HTTP \(status)"
+        // The page's own words, when it has them; the status alone is said
+        // by the response's summary (`[HTTP 404]`), not twice.
+        let message = Self.element(className: "error", in: page)
         throw AuthKitError.authorizationFailed(
             ProviderErrorResponse(status: status, code: "invalid_request", description: message))
     }

@@ -932,6 +932,26 @@ import Testing
                 && ssh.stdout.contains("Then paste the full URL"), "\(ssh.stdout)")
     }
 
+    /// `--manual`'s URL and paste prompt at an 80-column terminal: wrapped
+    /// as every message is, the URL alone left whole. The prompt was written
+    /// as one line of 244 columns.
+    @Test(.scriptGivesATerminal)
+    func thePastePromptIsWrappedAt80Columns() async throws {
+        let home = try home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let remote =
+            "stty cols 80 rows 24; env -u DISPLAY -u WAYLAND_DISPLAY -u BROWSER AUTHKIT_HOME='\(home.path)' AUTHKIT_QIITA_CLIENT_ID=c AUTHKIT_QIITA_CLIENT_SECRET=s '\(CLIProcess.binary.path)' authorize --provider qiita --timeout 5"
+        let ssh = try await CLIProcess.run(
+            ["-qec", remote, "/dev/null"], environment: [:], timeout: 30, launcher: ["/usr/bin/script"],
+            bareLauncher: true)
+        let lines = ssh.stdout.replacingOccurrences(of: "\r", with: "").split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("Then paste the full URL") }, "\(ssh.stdout)")
+        #expect(lines.contains { $0.hasPrefix("  https://qiita.com/") }, "the URL was cut: \(ssh.stdout)")
+        for line in lines where !line.contains("://") {
+            #expect(line.count <= 80, "\(line.count) columns: \(line)")
+        }
+    }
+
     /// With no browser to open, an OAuth 1.0a sign-in pastes as `--manual`
     /// does: the PIN flow (`oauth_callback="oob"`, RFC 5849 §2.1), not the
     /// descriptor's loopback callback, where nothing here listens.

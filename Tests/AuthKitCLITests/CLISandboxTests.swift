@@ -643,9 +643,35 @@ import Testing
             environment: ["AUTHKIT_HOME": home.path], timeout: 60)
         #expect(result.status == 4, "\(result.stderr)")
         #expect(
-            result.stderr.contains("The sandbox's scripted browser failed")
+            result.stderr.contains("authkit: error: The sandbox's scripted browser failed")
                 && result.stderr.contains("Is the sandbox still running?"))
         #expect(Date().timeIntervalSince(started) < 30, "it must not wait for --timeout")
+    }
+
+    /// A credential `sandbox try` left behind, its emulation gone, seen
+    /// under another provider's sandbox: `token status` says it cannot be
+    /// used, and offers to remove it beside signing in again (a sign-in to
+    /// Qiita fails against GitHub's sandbox, so that advice alone led nowhere).
+    @Test func aCredentialOfAGoneSandboxCanBeRemovedAsAdvised() async throws {
+        let home = try CLIProcess.home("authkit-sandbox-gone-credential")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let tried = try await CLIProcess.run(
+            ["sandbox", "try", "--provider", "qiita"], environment: ["AUTHKIT_HOME": home.path], timeout: 60)
+        #expect(tried.status == 0, "\(tried.stderr)")
+        let sandbox = try await Sandbox.start(
+            emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"))
+        defer { Task { await sandbox.stop() } }
+        let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString]
+        let status = try await CLIProcess.run(["token", "status"], environment: environment, timeout: 60)
+        #expect(
+            status.status != 0
+                && status.stdout.contains("if its sandbox is gone, remove it: authkit token delete --provider qiita"),
+            "\(status.status): \(status.stdout)\(status.stderr)")
+        let deleted = try await CLIProcess.run(
+            ["token", "delete", "--provider", "qiita"], environment: environment, timeout: 60)
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+        let after = try await CLIProcess.run(["token", "status"], environment: environment, timeout: 60)
+        #expect(!(after.stdout + after.stderr).contains("qiita"), "\(after.stdout)\(after.stderr)")
     }
 
     /// A running sandbox that refuses the authorization request is the
@@ -663,7 +689,7 @@ import Testing
         #expect(
             other.status == 3
                 && other.stderr.contains(
-                    "The sandbox refused the authorization request: invalid_request: HTTP 404 [HTTP 404].")
+                    "authkit: error: The sandbox refused the authorization request: invalid_request [HTTP 404].")
                 && !other.stderr.contains("Optional(") && other.stderr.contains("emulate Qiita")
                 && other.stderr.contains("authkit sandbox serve --provider qiita")
                 && !other.stderr.contains("still running"), "\(other.status): \(other.stderr)")

@@ -573,12 +573,14 @@ struct Authorize: WorkspaceCommand {
         // it), or an empty line was entered.
         let answer = LockedValue<FileSystem.Line?>(nil)
         let agent = ShieldedUserAgent(
-            ManualUserAgent(readLine: {
-                let read = Console.readLine(limit: ManualUserAgent.longestAnswer, echo: true)
-                answer.withLock { $0 = read }
-                guard case .line(let line) = read else { return nil }
-                return line
-            }))
+            ManualUserAgent(
+                write: { Console.prompt($0) },
+                readLine: {
+                    let read = Console.readLine(limit: ManualUserAgent.longestAnswer, echo: true)
+                    answer.withLock { $0 = read }
+                    guard case .line(let line) = read else { return nil }
+                    return line
+                }))
         do {
             credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
         } catch AuthKitError.cancelled {
@@ -649,7 +651,7 @@ struct Authorize: WorkspaceCommand {
                                 ? " Does the sandbox at \(workspace.sandbox?.absoluteString ?? "") emulate \(descriptor.name)? Start one that does: authkit sandbox serve --provider \(descriptor.id)."
                                 : ""
                             Console.err(
-                                "The sandbox refused the authorization request: \(response.summary).\(other) Nothing was stored."
+                                "authkit: error: The sandbox refused the authorization request: \(response.summary).\(other) Nothing was stored."
                             )
                             ExitStatus.providerError.terminate()
                         }
@@ -665,7 +667,8 @@ struct Authorize: WorkspaceCommand {
                                 + "\(descriptor.name) redirects to the URI registered for the client, which --port and --redirect-uri do not change."
                         }
                         let said = reason.last.map { ".!?".contains($0) } == true ? reason : reason + "."
-                        Console.err("The sandbox's scripted browser failed: \(said)\(hint) Nothing was stored.")
+                        Console.err(
+                            "authkit: error: The sandbox's scripted browser failed: \(said)\(hint) Nothing was stored.")
                         ExitStatus(for: error ?? CLIError("", status: .networkError)).terminate()
                     }
                     Self.report(

@@ -32,6 +32,16 @@ enum Console {
     /// ``err(_:)`` for a note a command may reach twice (the override note,
     /// said where the descriptor is looked up, which `request` and `token
     /// header` do twice): said once per process.
+    /// What a sign-in asks of the person at the terminal (`--manual`'s URL
+    /// and paste prompt), on standard error as written, line ends
+    /// included: wrapped at the terminal's width as every message is (a
+    /// URL, one word, stays whole), and shown under `-s` too.
+    static func prompt(_ text: String) {
+        let text = visible(text) // a provider's name is a descriptor's text
+        let shown = columns(of: STDERR_FILENO).map { LineWrapping.wrapped(text, columns: $0) } ?? text
+        StatusLine.printing { write(Data(shown.utf8), to: STDERR_FILENO) }
+    }
+
     static func errOnce(_ text: String) {
         guard said.withLock({ $0.insert(text).inserted }) else { return }
         err(text)

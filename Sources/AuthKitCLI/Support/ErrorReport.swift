@@ -50,8 +50,18 @@ enum ErrorReport {
         case .signInRequired(let key, let reason):
             // Under --sandbox, the sign-in to suggest is the sandbox's: without
             // the flag, the command as written signed in to the real provider.
-            return error.summary + (reason == .noCredential ? " Sign in first" : " Sign in again")
+            let signIn =
+                error.summary + (reason == .noCredential ? " Sign in first" : " Sign in again")
                 + ": authkit authorize \(ShellWord.account(key))\(sandboxFlag(in: Array(CommandLine.arguments.dropFirst())))"
+            // Issued by a sandbox that is gone (`sandbox try`'s, another
+            // provider's sandbox running now): a sign-in there may not be
+            // possible, and the credential is of no use; it can go.
+            if case .endpointChanged = reason, !(environment["AUTHKIT_SANDBOX"] ?? "").isEmpty
+                || CommandLine.arguments.contains(where: { $0 == "--sandbox" || $0.hasPrefix("--sandbox=") })
+            {
+                return signIn + ", or, if its sandbox is gone, remove it: authkit token delete \(ShellWord.account(key))\(sandboxFlag(in: Array(CommandLine.arguments.dropFirst())))"
+            }
+            return signIn
         case .providerError(_, let response)
         where response.code == "invalid_client" && response.description?.contains("this client is public") == true:
             // `sandbox serve --public-client`: its client has no secret, and
