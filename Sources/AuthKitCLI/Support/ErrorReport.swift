@@ -56,10 +56,12 @@ enum ErrorReport {
             // Issued by a sandbox that is gone (`sandbox try`'s, another
             // provider's sandbox running now): a sign-in there may not be
             // possible, and the credential is of no use; it can go.
-            if case .endpointChanged = reason, !(environment["AUTHKIT_SANDBOX"] ?? "").isEmpty
-                || CommandLine.arguments.contains(where: { $0 == "--sandbox" || $0.hasPrefix("--sandbox=") })
+            if case .endpointChanged = reason,
+                !(environment["AUTHKIT_SANDBOX"] ?? "").isEmpty
+                    || CommandLine.arguments.contains(where: { $0 == "--sandbox" || $0.hasPrefix("--sandbox=") })
             {
-                return signIn + ", or, if its sandbox is gone, remove it: authkit token delete \(ShellWord.account(key))\(sandboxFlag(in: Array(CommandLine.arguments.dropFirst())))"
+                return signIn
+                    + ", or, if its sandbox is gone, remove it: authkit token delete \(ShellWord.account(key))\(sandboxFlag(in: Array(CommandLine.arguments.dropFirst())))"
             }
             return signIn
         case .providerError(_, let response)
