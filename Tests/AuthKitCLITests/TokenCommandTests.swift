@@ -47,6 +47,11 @@ import Testing
         #expect(null.status == 64 && null.stderr.contains("'gone' is null"), "\(null)")
         let missing = try await field("nope")
         #expect(missing.status == 64 && missing.stderr.contains("has no field 'nope'"), "\(missing)")
+        // The fields it lists are this credential's: no OAuth 1.0a token
+        // secret, refresh token or expiry where it has none.
+        #expect(
+            missing.stderr.contains("Known: access_token, token_type, scope, authed_user, gone, list, team_id."),
+            "\(missing.stderr)")
     }
 
     /// `token delete` of an account with nothing stored (a mistyped label)

@@ -756,8 +756,9 @@ struct Authorize: WorkspaceCommand {
             try? await SystemBrowser().open(authorization.verificationURIComplete ?? authorization.verificationURI)
         }
         // In seconds under a minute: a code that lives 5 s is not "1 min".
-        let seconds = max(1, Int(authorization.expiresAt.timeIntervalSinceNow))
-        let left = seconds < 60 ? "\(seconds) s" : "\(seconds / 60) min"
+        // Rounded, not cut: a 600 s code, asked for a moment ago, said "9 min".
+        let seconds = max(1, Int(authorization.expiresAt.timeIntervalSinceNow.rounded()))
+        let left = seconds < 60 ? "\(seconds) s" : "\((seconds + 30) / 60) min"
         status.show(deviceWaitLine(left: left))
     }
 

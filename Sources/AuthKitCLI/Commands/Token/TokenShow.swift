@@ -92,7 +92,16 @@ struct TokenShow: WorkspaceCommand {
             let shown = DisplayText.sanitized(field, limit: 60)
             switch credential.rawFields[field] {
             case nil:
-                let known = Self.ownFields + credential.rawFields.keys.filter { !Self.ownFields.contains($0) }.sorted()
+                // The fields this credential has (a token secret only for
+                // OAuth 1.0a, a refresh token or expiry only when issued).
+                let absent: Set<String> = [
+                    credential.refreshToken == nil ? "refresh_token" : "",
+                    credential.tokenSecret == nil ? "token_secret" : "",
+                    credential.expiresAt == nil ? "expires_at" : "",
+                ]
+                let known =
+                    Self.ownFields.filter { !absent.contains($0) }
+                    + credential.rawFields.keys.filter { !Self.ownFields.contains($0) }.sorted()
                 throw CLIError("\(credential.key) has no field '\(shown)'. Known: \(known.joined(separator: ", ")).")
             case .null?:
                 throw CLIError(
