@@ -50,18 +50,16 @@ enum ErrorReport {
         case .signInRequired(let key, let reason):
             // Under --sandbox, the sign-in to suggest is the sandbox's: without
             // the flag, the command as written signed in to the real provider.
+            let flag = sandboxFlag(in: Array(CommandLine.arguments.dropFirst()))
             let signIn =
                 error.summary + (reason == .noCredential ? " Sign in first" : " Sign in again")
-                + ": authkit authorize \(ShellWord.account(key))\(sandboxFlag(in: Array(CommandLine.arguments.dropFirst())))"
+                + ": authkit authorize \(ShellWord.account(key))\(flag)"
             // Issued by a sandbox that is gone (`sandbox try`'s, another
             // provider's sandbox running now): a sign-in there may not be
             // possible, and the credential is of no use; it can go.
-            if case .endpointChanged = reason,
-                !(environment["AUTHKIT_SANDBOX"] ?? "").isEmpty
-                    || CommandLine.arguments.contains(where: { $0 == "--sandbox" || $0.hasPrefix("--sandbox=") })
-            {
+            if case .endpointChanged = reason, !flag.isEmpty || !(environment["AUTHKIT_SANDBOX"] ?? "").isEmpty {
                 return signIn
-                    + ", or, if its sandbox is gone, remove it: authkit token delete \(ShellWord.account(key))\(sandboxFlag(in: Array(CommandLine.arguments.dropFirst())))"
+                    + ", or, if its sandbox is gone, remove it: authkit token delete \(ShellWord.account(key))\(flag)"
             }
             return signIn
         case .providerError(_, let response)
