@@ -496,7 +496,21 @@ import Testing
         // Its rows: `[`name …`](#anchor)`; one may name several (`providers list` / `show ID`).
         let rows = reference[..<(reference.range(of: "## Building")?.lowerBound ?? reference.endIndex)]
             .split(separator: "\n").filter { $0.hasPrefix("| [`") }.map { words($0.prefix { $0 != "]" }) }
-        for (command, isGroup) in try await Self.everyCommand(home: try home()) where !isGroup {
+        let commands = try await Self.everyCommand(home: try home())
+        // One order for the `token` commands in `token --help`, the table
+        // and the sections (three orders had grown apart): a reader who
+        // looks one up finds it where the other two put it.
+        let tokenCommands = commands.filter { $0.words.first == "token" && !$0.isGroup }.map { $0.words.last! }
+        func position(of name: String, in entries: [[String]]) -> Int {
+            entries.firstIndex { $0.first == "token" && $0.contains(name) } ?? -1
+        }
+        for entries in [rows, headings] {
+            let positions = tokenCommands.map { position(of: $0, in: entries) }
+            #expect(
+                positions == positions.sorted() && !positions.contains(-1),
+                "token --help lists \(tokenCommands); docs/command-line.md has them at \(positions)")
+        }
+        for (command, isGroup) in commands where !isGroup {
             let name = command.joined(separator: " ")
             // `providers list, show, validate` is one section for three.
             #expect(

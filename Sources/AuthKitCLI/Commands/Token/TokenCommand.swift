@@ -4,7 +4,7 @@ struct TokenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "token",
         abstract:
-            "Stored credentials: list, show, print, header, refresh, status, userinfo, import, exchange, switch, revoke, delete, move, setup-git, git-credential.",
+            "Stored credentials: list, show, header, print, import, switch, move, setup-git, git-credential, status, exchange, refresh, userinfo, revoke, delete.",
         discussion: """
             Examples:
               authkit token list
@@ -17,8 +17,9 @@ struct TokenCommand: AsyncParsableCommand {
               authkit token setup-git --provider github
             """,
         subcommands: [
-            TokenList.self, TokenShow.self, TokenHeader.self, TokenRefresh.self, TokenUserInfo.self, TokenRevoke.self,
-            TokenDelete.self, TokenExchange.self, TokenPrint.self, TokenStatus.self,
-            TokenImport.self, TokenSwitch.self, TokenMove.self, TokenSetupGit.self, TokenGitCredential.self,
+            // The order of docs/command-line.md's table and sections (CommandLineConventionsTests).
+            TokenList.self, TokenShow.self, TokenHeader.self, TokenPrint.self, TokenImport.self, TokenSwitch.self,
+            TokenMove.self, TokenSetupGit.self, TokenGitCredential.self, TokenStatus.self, TokenExchange.self,
+            TokenRefresh.self, TokenUserInfo.self, TokenRevoke.self, TokenDelete.self,
         ])
 }
