@@ -163,7 +163,19 @@ import Testing
         #expect(claims?["sub"] as? String == "sandbox-user-alice" && claims?["name"] as? String == "Alice")
         let plain = try await CLIProcess.run(
             ["token", "userinfo", "--provider", "microsoft", "--sandbox", url], environment: environment)
-        #expect(plain.stdout.hasPrefix("subject:   sandbox-user-alice (the ID token's)\n"), "\(plain.stdout)")
+        // Each claim on its line, the values in one column (a name longer
+        // than "subject:", as email_verified, pushed its value along).
+        let lines = plain.stdout.split(separator: "\n")
+        let columns = Set(
+            lines.map { line in
+                line.firstIndex(of: ":").map {
+                    line[$0...].prefix { $0 == ":" || $0 == " " }.count + line.distance(from: line.startIndex, to: $0)
+                } ?? -1
+            })
+        #expect(lines.count >= 3 && columns.count == 1, "\(plain.stdout)")
+        #expect(
+            lines.first?.hasPrefix("subject:") == true
+                && lines.first?.hasSuffix("sandbox-user-alice (the ID token's)") == true, "\(plain.stdout)")
 
         let stored = try await CLIProcess.run(
             ["token", "show", "--provider", "microsoft", "--sandbox", url, "--field", "id_token"],

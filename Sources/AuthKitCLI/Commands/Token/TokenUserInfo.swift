@@ -60,13 +60,19 @@ struct TokenUserInfo: WorkspaceCommand {
             try Console.json(JSONValue.object(info.claims))
             return
         }
-        Console.out("subject:   \(DisplayText.sanitized(info.subject, limit: 200)) (the ID token's)")
-        for (name, value) in info.claims.sorted(by: { $0.key < $1.key }) where name != "sub" {
-            let text = value.scalarText ?? Self.compact(value)
-            let label = DisplayText.sanitized(name, limit: 40) + ":"
-            Console.out(
-                label + String(repeating: " ", count: max(1, 11 - label.count))
-                    + DisplayText.sanitized(text, limit: 300))
+        // One column for the values, after the longest name (names longer
+        // than 24 characters, rare, push only their own value along).
+        let lines =
+            [("subject:", DisplayText.sanitized(info.subject, limit: 200) + " (the ID token's)")]
+            + info.claims.sorted(by: { $0.key < $1.key }).filter { $0.key != "sub" }.map { name, value in
+                (
+                    DisplayText.sanitized(name, limit: 40) + ":",
+                    DisplayText.sanitized(value.scalarText ?? Self.compact(value), limit: 300)
+                )
+            }
+        let column = min((lines.map(\.0.count).max() ?? 0) + 1, 25)
+        for (label, text) in lines {
+            Console.out(label + String(repeating: " ", count: max(1, column - label.count)) + text)
         }
     }
 
