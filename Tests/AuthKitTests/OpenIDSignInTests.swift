@@ -270,14 +270,25 @@ import Testing
             // answer is right, and refusing it lost the rotated refresh token.
             // But not one naming another user: its signature verified, it is
             // checked as of a time it was valid, and refused (Core §12.2).
-            for (name, offset) in [("issued in the future", 300), ("expired", -1200)] {
+            // Nor one whose `nbf` comes long after its `iat`, or whose `exp`
+            // comes before it (no moment at which it was valid): checked as
+            // of its `iat` or just before its `exp`, the clock refused it
+            // again there, and its `sub` was never compared.
+            let now = Int(Date().timeIntervalSince1970)
+            let lifetimes: [(name: String, iat: Int, nbf: Int?, exp: Int)] = [
+                ("issued in the future", now + 300, nil, now + 900), ("expired", now - 1200, nil, now - 600),
+                ("valid only from an nbf after its iat", now + 3600, now + 7200, now + 9000),
+                ("expired before it was issued", now, nil, 1000),
+            ]
+            for (name, iat, nbf, exp) in lifetimes {
                 for subject in ["248289761001", "someone-else"] {
                     var claims = IDTokenVerifierTests.claims
                     claims["iss"] = server.baseURL
                     claims["sub"] = subject
                     claims["nonce"] = nil
-                    claims["iat"] = Int(Date().timeIntervalSince1970) + offset
-                    claims["exp"] = Int(Date().timeIntervalSince1970) + offset + 600
+                    claims["iat"] = iat
+                    claims["nbf"] = nbf
+                    claims["exp"] = exp
                     let skewed = try provider.token(claims)
                     server.route("POST", "/token") { _ in
                         .json(
@@ -291,10 +302,41 @@ import Testing
                         continue
                     }
                     await #expect(
-                        throws: AuthKitError.idTokenRejected(providerID: "op", reason: .identityChanged("sub"))
+                        throws: AuthKitError.idTokenRejected(providerID: "op", reason: .identityChanged("sub")),
+                        "\(name)"
                     ) { _ = try await client.refresh(fifth) }
                 }
             }
+        }
+    }
+
+    /// An `id_token` in the answer to a grant no user signs in with: the
+    /// client credentials grant's is not kept (it was stored unverified, for
+    /// a caller to read a user from); token exchange's (OpenID Connect Native
+    /// SSO answers with one) is verified as the device grant's is: one
+    /// signed with a key the provider does not publish stores nothing, a
+    /// good one is the credential's identity.
+    @Test func anIDTokenBesideAGrantWithoutASignIn() async throws {
+        try await withServer { server in
+            let provider = try await publishingKeys(at: server)
+            let client = try OAuth2Client(
+                descriptor: descriptor(server),
+                settings: ClientSettings(clientID: IDTokenVerifierTests.clientID, clientSecret: "client-secret"))
+            let forged = try Provider().token(IDTokenVerifierTests.claims(issuedNowBy: server.baseURL, nonce: nil))
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at-1","token_type":"Bearer","expires_in":3600,"id_token":"\#(forged)"}"#)
+            }
+            let machine = try await client.clientCredentials(scopes: [])
+            #expect(machine.accessToken == "at-1" && machine.rawFields["id_token"] == nil && machine.identity == nil)
+            await #expect(throws: AuthKitError.idTokenRejected(providerID: "op", reason: .signatureInvalid)) {
+                _ = try await client.exchangeToken("subject-token")
+            }
+            let good = try provider.token(IDTokenVerifierTests.claims(issuedNowBy: server.baseURL, nonce: nil))
+            server.route("POST", "/token") { _ in
+                .json(#"{"access_token":"at-2","token_type":"Bearer","expires_in":3600,"id_token":"\#(good)"}"#)
+            }
+            let exchanged = try await client.exchangeToken("subject-token")
+            #expect(exchanged.identity?.subject == "248289761001" && exchanged.identity?.issuer == server.baseURL)
         }
     }
 
@@ -302,32 +344,38 @@ import Testing
         try await withServer { server in
             let (provider, client) = try await publishingProvider(at: server)
             let now = Int(Date().timeIntervalSince1970)
-            let answers: [(String, AuthKitError.IDTokenProblem)] = [
+            // Each token, made for the sign-in's nonce, fails one check alone.
+            let answers: [(token: (String?) throws -> String, problem: AuthKitError.IDTokenProblem)] = [
                 // A replayed token: another sign-in's nonce.
                 (
-                    try provider.token([
-                        "iss": server.baseURL, "sub": "u", "aud": IDTokenVerifierTests.clientID,
-                        "exp": now + 600, "iat": now, "nonce": "another",
-                    ]), .nonceMismatch
+                    { _ in
+                        try provider.token([
+                            "iss": server.baseURL, "sub": "u", "aud": IDTokenVerifierTests.clientID,
+                            "exp": now + 600, "iat": now, "nonce": "another",
+                        ])
+                    }, .nonceMismatch
                 ),
                 (
-                    try provider.token([
-                        "iss": server.baseURL, "sub": "u", "aud": IDTokenVerifierTests.clientID,
-                        "exp": now - 3600, "iat": now - 7200,
-                    ]),
+                    { nonce in
+                        try provider.token([
+                            "iss": server.baseURL, "sub": "u", "aud": IDTokenVerifierTests.clientID,
+                            "exp": now - 3600, "iat": now - 7200, "nonce": nonce as Any,
+                        ])
+                    },
                     .expired(at: Date(timeIntervalSince1970: TimeInterval(now - 3600)))
                 ),
                 (
-                    try provider.token(["iss": server.baseURL, "sub": "u"], header: ["alg": "none"]),
+                    { _ in try provider.token(["iss": server.baseURL, "sub": "u"], header: ["alg": "none"]) },
                     .algorithmNotAllowed("none")
                 ),
             ]
-            for (token, problem) in answers {
+            for (makeToken, problem) in answers {
+                let (_, pending) = try await client.startAuthorization(
+                    redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
+                let token = try makeToken(pending.nonce)
                 server.route("POST", "/token") { _ in
                     .json(#"{"access_token":"at-1","token_type":"Bearer","id_token":"\#(token)"}"#)
                 }
-                let (_, pending) = try await client.startAuthorization(
-                    redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["openid"])
                 await #expect {
                     try await client.exchange(code: "c-1", pending: pending)
                 } throws: { error in

@@ -19,9 +19,15 @@ extension TokenEndpointCalls {
         // The actor token is as secret as the subject token: masked where an
         // answer echoes it.
         let secrets = [subjectToken] + extra.filter { $0.0 == "actor_token" }.map(\.1)
-        let credential = try await callTokenEndpoint(
+        var credential = try await callTokenEndpoint(
             parameters, secrets: secrets, step: .securityTokenExchange, previous: nil, requestedScopes: scopes,
             label: label, proofKey: descriptor.dpop == .on ? ProofKey() : nil, sending: stored)
+        // An ID token with the new tokens (OpenID Connect Native SSO's
+        // exchange answers with one) is verified as the device grant's is,
+        // with no nonce: one that fails stores nothing. It was stored
+        // unverified, for a caller to read a user from.
+        credential.identity = try await verifiedIdentity(
+            in: credential, nonce: nil, code: nil, previous: nil, required: false, secrets: secrets)
         // RFC 8693 §2.2.1: a token that is not an access token (an ID token,
         // a SAML assertion, asked for with `requested_token_type`) comes
         // with `token_type` N_A. It is returned as it came, to be passed on;

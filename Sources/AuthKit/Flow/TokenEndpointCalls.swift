@@ -113,7 +113,7 @@ final class TokenEndpointCalls: Sendable {
     ///   token): masked in a refusal, which quotes the token's header.
     func verifiedIdentity(
         in credential: Credential, nonce: String?, code: String?, previous: Identity?, required: Bool,
-        maxAge: Int? = nil, at moment: Date? = nil, secrets: [String] = []
+        maxAge: Int? = nil, secrets: [String] = []
     ) async throws -> Identity? {
         guard let openID = client.openID else {
             warnIfUnverifiable(credential)
@@ -135,7 +135,7 @@ final class TokenEndpointCalls: Sendable {
                 token,
                 .init(
                     nonce: nonce, accessToken: credential.accessToken, code: code, previous: previous, maxAge: maxAge),
-                now: moment ?? now())
+                now: now())
         } catch let problem as AuthKitError.IDTokenProblem {
             throw SecretMask(
                 secrets + [clientSecret, code, credential.accessToken, credential.refreshToken].compactMap { $0 }
@@ -212,17 +212,10 @@ final class TokenEndpointCalls: Sendable {
             }
             return previous
         } catch let error where Self.isUncheckable(error) {
-            // Refused by the clock alone, its signature verified: the rest is
-            // checked as of a moment the token was valid, so one naming
-            // another user is still refused (Core §12.2); what cannot be
-            // checked then either is kept aside as below.
-            if let moment = Self.momentTheTokenHeld(error) {
-                do {
-                    _ = try await verifiedIdentity(
-                        in: refreshed, nonce: nil, code: nil, previous: previous, required: false, at: moment,
-                        secrets: [before.refreshToken ?? ""])
-                } catch let inner where Self.isUncheckable(inner) {}
-            }
+            // Refused by the clock alone, the token has passed every other
+            // check, the comparison with who signed in (Core §12.2) among
+            // them (``IDTokenVerifier``'s clock comes last), so one naming
+            // another user is refused there, not here.
             let why = Self.isJudgedByTheClock(error) ? "\(error); is this machine's clock right?" : "\(error)"
             guard previous != nil else {
                 // No verified identity to keep: the unchecked token is not kept either.
@@ -258,16 +251,6 @@ final class TokenEndpointCalls: Sendable {
         case _ where isJudgedByTheClock(error): return true
         case AuthKitError.network, AuthKitError.invalidResponse, AuthKitError.responseTooLarge: return true
         default: return false
-        }
-    }
-
-    /// A time at which a token the clock refused was valid: just before
-    /// its expiry, or the time it was issued (or became valid).
-    private static func momentTheTokenHeld(_ error: any Error) -> Date? {
-        switch error {
-        case AuthKitError.idTokenRejected(_, .expired(let expiry)): expiry.addingTimeInterval(-1)
-        case AuthKitError.idTokenRejected(_, .notYetValid(let start)): start
-        default: nil
         }
     }
 
@@ -404,6 +387,16 @@ final class TokenEndpointCalls: Sendable {
             label: label, proofKey: descriptor.dpop == .on ? previous?.proofKey ?? ProofKey() : nil)
         credential.grantType = "client_credentials"
         credential.grantParameters = extra.isEmpty ? nil : extra.map { [$0.0, $0.1] }
+        // No user takes part in this grant (§4.4), so an `id_token` in its
+        // answer says nothing of one who signed in here, and nothing could
+        // verify it as such (no authorization request, no nonce): not kept,
+        // where it was stored unverified for a caller to read a user from.
+        if credential.rawFields["id_token"] != nil {
+            credential.rawFields["id_token"] = nil
+            transport.logger.warning(
+                "\(descriptor.name)'s answer to the client credentials grant has an id_token; no user signs in with that grant, so it was not kept."
+            )
+        }
         // Each renewal is a new grant (§4.4), bound as the descriptor says
         // now: a renewal sent without a proof (dpop turned off, or a
         // discovery that no longer lists ES256) must not carry the old key

@@ -118,16 +118,17 @@ package struct IDTokenVerifier: Sendable {
         try await Self.checkSignature(token, key: key, algorithm: algorithm)
 
         let claims = try Self.object(parts[1], "claims")
-        let identity = try check(claims, algorithm: algorithm, expected, now: now)
-        try checkKeyIssuer(key, identity: identity, claims: claims)
-        return identity
+        // Before the claims' checks, which end with the clock's: a token the
+        // clock alone refuses has had its key vouch for its issuer too.
+        if let iss = claims.text("iss") { try checkKeyIssuer(key, issuer: iss, claims: claims) }
+        return try check(claims, algorithm: algorithm, expected, now: now)
     }
 
     /// A multi-tenant provider publishes every tenant's keys in one set, each
     /// with the issuer it signs for (Microsoft: `issuer` with a `{tenantid}`
     /// template; its "Validate the signing key issuer"): a key of one
     /// tenant must not vouch for another tenant's token.
-    func checkKeyIssuer(_ key: [String: JSONValue], identity: Identity, claims: [String: JSONValue]) throws {
+    func checkKeyIssuer(_ key: [String: JSONValue], issuer tokenIssuer: String, claims: [String: JSONValue]) throws {
         guard case .perTenant(let claim, _, _, _) = issuer, let tenant = claims.text(claim) else { return }
         // A key whose `issuer` is there but no string vouches for no tenant
         // (it vouched for every one); a key without one is the provider's
@@ -142,8 +143,8 @@ package struct IDTokenVerifier: Sendable {
         if let open = template.firstIndex(of: "{"), let close = template[open...].firstIndex(of: "}") {
             keyIssuer.replaceSubrange(open...close, with: tenant)
         }
-        guard ExactText.same(keyIssuer, identity.issuer) else {
-            throw AuthKitError.IDTokenProblem.issuerMismatch(expected: keyIssuer, received: identity.issuer)
+        guard ExactText.same(keyIssuer, tokenIssuer) else {
+            throw AuthKitError.IDTokenProblem.issuerMismatch(expected: keyIssuer, received: tokenIssuer)
         }
     }
 
@@ -218,7 +219,8 @@ package struct IDTokenVerifier: Sendable {
         }
     }
 
-    /// The claims, in Core §3.1.3.7's order.
+    /// The claims, in Core §3.1.3.7's order, but for those this machine's
+    /// clock judges (steps 9, 10 and 13), which come last.
     func check(_ claims: [String: JSONValue], algorithm: IDTokenAlgorithm, _ expected: Expectations, now: Date) throws
         -> Identity
     {
@@ -245,26 +247,15 @@ package struct IDTokenVerifier: Sendable {
                 throw Problem.authorizedPartyMismatch(clientID: clientID, received: azp)
             }
         }
-        // Step 9-10: the lifetime.
+        // Step 9-10's claims are there (judged last, below).
         guard let expiry = Self.date(claims["exp"]) else { throw Problem.missingClaim("exp") }
         guard let issued = Self.date(claims["iat"]) else { throw Problem.missingClaim("iat") }
-        if now.timeIntervalSince(expiry) > leeway { throw Problem.expired(at: expiry) }
-        if issued.timeIntervalSince(now) > leeway { throw Problem.notYetValid(until: issued) }
-        if claims["nbf"] != nil {
-            guard let notBefore = Self.date(claims["nbf"]) else { throw Problem.missingClaim("nbf") }
-            if notBefore.timeIntervalSince(now) > leeway { throw Problem.notYetValid(until: notBefore) }
-        }
+        if claims["nbf"] != nil, Self.date(claims["nbf"]) == nil { throw Problem.missingClaim("nbf") }
+        if expected.maxAge != nil, Self.date(claims["auth_time"]) == nil { throw Problem.missingClaim("auth_time") }
         // Step 11: the nonce this sign-in sent, and no other.
         if let nonce = expected.nonce {
             guard let received = claims.text("nonce"), ExactText.same(received, nonce) else {
                 throw Problem.nonceMismatch
-            }
-        }
-        // Step 13: with max_age, auth_time must say the user signed in recently enough.
-        if let maxAge = expected.maxAge {
-            guard let authenticated = Self.date(claims["auth_time"]) else { throw Problem.missingClaim("auth_time") }
-            if now.timeIntervalSince(authenticated) > TimeInterval(maxAge) + leeway {
-                throw Problem.authenticationTooOld(at: authenticated, maxAge: maxAge)
             }
         }
         // §3.1.3.8 and §3.3.2.11: the hashes bind the token to what came with it.
@@ -299,6 +290,24 @@ package struct IDTokenVerifier: Sendable {
             if let nonce = claims["nonce"], !Self.sameBytes(nonce, previous.claims["nonce"]) {
                 throw Problem.identityChanged("nonce")
             }
+        }
+        // Step 9-10: the lifetime, and step 13, last: what this machine's
+        // clock judges (minutes off, it refuses a right token) comes after
+        // every check it plays no part in, so a token it alone refuses has
+        // passed the others. A refresh keeps its answer then
+        // (``TokenEndpointCalls``); checked as of some moment instead, a
+        // token whose `nbf` or `exp` made that moment wrong again skipped
+        // the comparison with who signed in (§12.2).
+        if now.timeIntervalSince(expiry) > leeway { throw Problem.expired(at: expiry) }
+        if issued.timeIntervalSince(now) > leeway { throw Problem.notYetValid(until: issued) }
+        if let notBefore = Self.date(claims["nbf"]), notBefore.timeIntervalSince(now) > leeway {
+            throw Problem.notYetValid(until: notBefore)
+        }
+        // Step 13: with max_age, auth_time must say the user signed in recently enough.
+        if let maxAge = expected.maxAge, let authenticated = Self.date(claims["auth_time"]),
+            now.timeIntervalSince(authenticated) > TimeInterval(maxAge) + leeway
+        {
+            throw Problem.authenticationTooOld(at: authenticated, maxAge: maxAge)
         }
         return Identity(verifiedClaims: claims, issuer: iss, subject: sub)
     }
