@@ -59,6 +59,11 @@ extension WebSignIn {
                 let signedOut = try await self.signOut(
                     cookie: Self.cookie(self.configuration.sessionCookie, of: request), csrfToken: token,
                     origin: request.headers[.origin])
+                if let failure = signedOut.revocationFailure {
+                    context.logger.warning(
+                        "sign-out: the credential was removed here, but the grant was not revoked at the provider (\(failure)); it may stay valid there until it expires."
+                    )
+                }
                 if let endSession = signedOut.endSession {
                     return Self.page(endSession.formHTML(), status: .ok, cookies: signedOut.cookies)
                 }

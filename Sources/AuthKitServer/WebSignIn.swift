@@ -490,6 +490,16 @@ public final class WebSignIn: Sendable {
         /// Post this from the browser (``EndSessionRequest/formHTML()``) to
         /// end the provider's session too.
         public var endSession: EndSessionRequest?
+        /// Why the grant was not revoked at the provider, when
+        /// `revokeOnSignOut` asked for it: the provider could not be
+        /// reached or refused (its error), or no client for it is
+        /// configured here any more (``WebSignInError/unknownProvider(_:)``).
+        /// The credential is removed here all the same (kept, it would be
+        /// kept for nobody), so the provider may still honour its refresh
+        /// token until it expires: log it (the routes do), and the user can
+        /// revoke the app's access in the provider's account settings.
+        /// `nil` when revoked, or when the provider offers no revocation.
+        public var revocationFailure: (any Error)?
     }
 
     /// `POST /auth/logout`: ends the session. The request must carry the
@@ -520,6 +530,7 @@ public final class WebSignIn: Sendable {
         // the user is still signed in here and can sign out again, rather
         // than told "not signed in" with the rest still standing.
         var endSession: EndSessionRequest?
+        var revocationFailure: (any Error)?
         if let client = clients[session.user.providerID],
             let credential = try? await credentials.credential(for: session.user.credentialKey)
         {
@@ -533,8 +544,17 @@ public final class WebSignIn: Sendable {
             // Before the sessions end, this one among them: a failure here
             // leaves the user signed in to try again.
             var revoked = false
-            if let client = clients[session.user.providerID], client.descriptor.revocation != nil {
-                revoked = (try? await credentialSource(for: session.user).revoke()) != nil
+            if let client = clients[session.user.providerID] {
+                if client.descriptor.revocation != nil {
+                    do {
+                        try await credentialSource(for: session.user).revoke()
+                        revoked = true
+                    } catch {
+                        revocationFailure = error
+                    }
+                }
+            } else {
+                revocationFailure = WebSignInError.unknownProvider(session.user.providerID)
             }
             if !revoked { _ = try await CredentialSource.remove(session.user.credentialKey, from: credentials) }
             try await sessions.removeAll(of: session.user)
@@ -552,7 +572,7 @@ public final class WebSignIn: Sendable {
         } else {
             try await sessions.remove(id: Self.digest(cookie))
         }
-        return SignedOut(cookies: [cleared], endSession: endSession)
+        return SignedOut(cookies: [cleared], endSession: endSession, revocationFailure: revocationFailure)
     }
 
     // MARK: - Helpers

@@ -135,6 +135,30 @@ import Testing
         try await Self.checkSignOut(everywhere: everywhere)
     }
 
+    /// A revocation that fails at sign-out (the provider away) is said in
+    /// `SignedOut.revocationFailure`, which the routes log: it was dropped,
+    /// the sign-out answered as a success, and the credential, the only
+    /// copy of a refresh token the provider still honours, removed unsaid.
+    @Test func aRevocationThatFailsAtSignOutIsSaid() async throws {
+        let sandbox = try await Self.google()
+        let credentials = InMemoryCredentialStore()
+        let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+        let web = WebSignIn(
+            configuration: .init(publicURL: Self.publicURL), clients: [client], credentials: credentials,
+            attempts: InMemorySignInAttemptStore(), sessions: InMemorySessionStore())
+        let (app, _) = try Self.app(sandbox, web: web)
+        try await app.test(.router) { http in
+            let alice = try await Self.signIn(http, sandbox)
+            let bob = try await Self.signIn(http, sandbox, account: "bob")
+            let kept = try await web.signOut(cookie: bob.session, csrfToken: bob.csrf, origin: nil)
+            #expect(kept.revocationFailure == nil)
+            await sandbox.stop()
+            let signedOut = try await web.signOut(cookie: alice.session, csrfToken: alice.csrf, origin: nil)
+            #expect(signedOut.revocationFailure is AuthKitError, "\(String(describing: signedOut.revocationFailure))")
+            #expect(try await credentials.allCredentials().isEmpty)
+        }
+    }
+
     static func pathAndQuery(_ url: URL) -> String {
         url.path + (url.query.map { "?" + $0 } ?? "")
     }
