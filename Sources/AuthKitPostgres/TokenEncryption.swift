@@ -1,3 +1,4 @@
+import AuthKit
 import Crypto
 import Foundation
 
@@ -117,10 +118,12 @@ public enum TokenEncryptionError: Error, Sendable, Hashable, CustomStringConvert
         case .unreadable: "The keys are not written as id:BASE64[,id:BASE64…]."
         case .repeatedKeyID(let id):
             "Two keys have the id '\(String(id.prefix(64)))'; give each key its own id (a row records the id it was sealed under)."
+        // An id read from a row: whoever could write the row chose it (a
+        // line break in it forged a log line), so shown sanitized and short.
         case .unknownKey(let id):
-            "A stored value is sealed under the key '\(id)', which this process was not given; add it (after the current key)."
+            "A stored value is sealed under the key '\(DisplayText.sanitized(id, limit: 64))', which this process was not given; add it (after the current key)."
         case .cannotOpen(let id):
-            "A stored value does not open with the key '\(id)': it was altered or moved, or the key is not the one it was sealed with."
+            "A stored value does not open with the key '\(DisplayText.sanitized(id, limit: 64))': it was altered or moved, or the key is not the one it was sealed with."
         }
     }
 }

@@ -16,6 +16,22 @@ import Testing
         #expect(try keys.open(sealed, keyID: keyID, binding: "row") == Data("token".utf8))
     }
 
+    /// A row's key id is whatever the row's writer put there: a line break
+    /// in it forged a second line in the app's log, and 10,000 characters
+    /// were logged whole.
+    @Test func aStoredKeyIDIsShownSanitizedAndShort() throws {
+        let keys = try TokenEncryption(text: TokenEncryption.newKeyText(id: "k1"))
+        let (_, sealed) = try keys.seal(Data("token".utf8), binding: "row")
+        let forged = "x\n2026-12-03T10:00:00+0000 critical: FORGED" + String(repeating: "y", count: 10_000)
+        do {
+            _ = try keys.open(sealed, keyID: forged, binding: "row")
+            Issue.record("opened under an unknown key id")
+        } catch let error as TokenEncryptionError {
+            let text = "\(error)"
+            #expect(!text.contains("\n") && text.count < 300, "\(text.prefix(300))")
+        }
+    }
+
     /// Two keys under one id: the second was dropped without a word, and
     /// every row it had sealed read as altered.
     @Test func twoKeysUnderOneIDAreRefused() {
