@@ -83,6 +83,16 @@ import Testing
         #expect(
             twice.status == 65 && twice.stderr.contains("'github' more than once") && twice.stdout.isEmpty,
             "\(twice.stderr)")
+        // One every user can write (or another user's): whoever wrote it
+        // chose which account's token a request carried. Refused, as
+        // config.json is; it was read and followed.
+        let choices = home.appendingPathComponent("default-accounts.json")
+        try Data(#"{"github": "work"}"#.utf8).write(to: choices)
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: choices.path)
+        let foreign = try await run(["token", "print", "--provider", "github"])
+        #expect(
+            foreign.status == 65 && foreign.stderr.contains("chmod go-w") && foreign.stdout.isEmpty,
+            "\(foreign.stderr)")
     }
 
     /// `token refresh --label ''` names the account without a label, as

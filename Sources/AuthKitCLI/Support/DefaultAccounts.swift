@@ -37,9 +37,24 @@ struct DefaultAccounts {
         }
         let data: Data
         do {
-            data = try FileSystem.contents(of: file.path, accepting: .regularFile, limit: 1 << 20)
+            let read = try FileSystem.contentsAndStatus(of: file.path, accepting: .regularFile, limit: 1 << 20)
+            // It chooses which account a request's token comes from: one
+            // that another user could have written (theirs, or writable by
+            // others) is refused, as config.json is
+            // (``FileSystem/foreignWriteProblem(at:harm:allowingSticky:opened:ancestors:)``).
+            if let problem = FileSystem.foreignWriteProblem(
+                at: file.path, harm: "choose which of your accounts your commands use", opened: read.info)
+            {
+                throw CLIError("\(file.path): \(problem)", status: .badInput)
+            }
+            data = read.data
+        } catch let error as CLIError {
+            throw error
         } catch {
-            throw CLIError("\(file.path) cannot be read (\(error.description)).", status: .badInput)
+            let why = "\(error)"
+            throw CLIError(
+                "\(file.path) cannot be read (\(why.hasSuffix(".") ? String(why.dropLast()) : why)).", status: .badInput
+            )
         }
         // Read by AuthKit's own parser, a provider named twice refused:
         // Foundation's decoder kept the first, editors, jq and Python the
