@@ -88,7 +88,7 @@ import Testing
         let script = """
             #!/bin/sh
             if [ "$3" = "--add" ] && [ -e '\(marker.path)' ]; then
-              rm -f '\(marker.path)'; echo "error: could not lock config file" >&2; exit 255
+              rm -f '\(marker.path)'; printf 'error: could not lock config file\\nfatal: try again\\n' >&2; exit 255
             fi
             exec \(Self.git) "$@"
             """
@@ -99,7 +99,8 @@ import Testing
 
         let setup = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
         #expect(
-            setup.status == 1 && setup.stderr.contains("could not lock")
+            setup.status == 1
+                && setup.stderr.contains("failed (exit status 255): error: could not lock config file fatal: try again")
                 && setup.stderr.contains("put back as it was") && setup.stderr.contains("replaced-git-helpers"),
             "\(setup.status) \(setup.stderr)")
         let helpers = try await ChildProcess.run(
@@ -476,6 +477,43 @@ import Testing
         #expect(setup.status == 0, "\(setup)")
         let filled = try await Self.fill("https", "git.example.test", environment: environment)
         #expect(filled.standardOutput.contains("password=default-token\n"), "\(filled)")
+    }
+
+    /// Setups at once, over a helper the user had: one at a time. Two at
+    /// once each read the old helper; the one git's configuration lock
+    /// refused put its stale copy back over the other's success (which had
+    /// said "git asks authkit", git then asking only the old helper), or
+    /// both added theirs; and they named one restore file.
+    @Test(.enabled(if: hasGit))
+    func setupsAtOnceRunOneAtATime() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        let (home, environment) = try Self.gitbox(at: server)
+        defer { try? FileManager.default.removeItem(at: home) }
+        try await Self.holdingOnly([(nil, "the-token")], environment: environment)
+        let name = "credential.https://git.example.test.helper"
+        _ = try await ChildProcess.run(
+            Self.git, ["config", "--global", name, "store --file /dev/null"], environment: environment)
+        let setups = try await withThrowingTaskGroup(of: CLIResult.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(setups.allSatisfy { $0.status == 0 }, "\(setups.map(\.stderr))")
+        let helpers = try await ChildProcess.run(
+            Self.git, ["config", "--global", "--get-all", name], environment: environment)
+        let lines = helpers.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        #expect(lines.count == 2 && lines.first == "" && lines.last?.contains("git-credential") == true, "\(lines)")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: home.path).filter {
+            $0.hasPrefix("replaced-git-helpers-")
+        }
+        #expect(kept.count == 1, "\(kept)")
+        let filled = try await Self.fill("https", "git.example.test", environment: environment)
+        #expect(filled.standardOutput.contains("password=the-token\n"), "\(filled)")
     }
 
     /// Someone trying the sandbox (`AUTHKIT_SANDBOX` exported) with nothing

@@ -22,11 +22,19 @@
 /// would lose the grant).
 package struct RefreshLockFile: Sendable {
     package let path: String
-    let key: CredentialKey
+    /// What a holder does, for the error of a wait that ran out.
+    let activity: String
 
     package init(directory: URL, key: CredentialKey) {
         self.path = directory.appendingPathComponent(".refresh-\(FileCredentialStore.fileName(for: key)).lock").path
-        self.key = key
+        self.activity = "refreshing \(key)"
+    }
+
+    /// A lock of the same kind for another step that must run one at a
+    /// time across processes and waits on them as a task (`token setup-git`).
+    package init(path: String, activity: String) {
+        self.path = path
+        self.activity = activity
     }
 
     /// Runs `body` holding the lock, waiting at most `timeout` for it;
@@ -36,7 +44,7 @@ package struct RefreshLockFile: Sendable {
     ) async throws -> Result {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         let path = self.path
-        let key = self.key
+        let activity = self.activity
         // Made before the queue is keyed: the key resolves the directory's
         // links (``StoreLock/queueKey(for:)``), which needs the directory.
         try prepare()
@@ -58,8 +66,8 @@ package struct RefreshLockFile: Sendable {
                         reason: .init(
                             .busy,
                             """
-                            another process has been refreshing \(key) for more than \(timeout.spoken), where a refresh takes seconds: \
-                            one stopped while refreshing may hold it (`fuser \(FileSystem.shellQuoted(path))` shows which). End it, then try again.
+                            another process has been \(activity) for more than \(timeout.spoken), where that takes seconds: \
+                            one stopped meanwhile may hold it (`fuser \(FileSystem.shellQuoted(path))` shows which). End it, then try again.
                             """))
                 }
                 // Cancelled while waiting: the same error as the other locks' waits.

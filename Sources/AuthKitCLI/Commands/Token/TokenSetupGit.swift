@@ -101,41 +101,54 @@ struct TokenSetupGit: WorkspaceCommand {
         // As git compares: scheme and host in lower case, no default port,
         // no final dot (which git's own matching would not see through).
         let names = origins.map { "credential.\(APIOrigins.normalizedOrigin($0) ?? $0).helper" }
-        // What each origin had, read whole (-z: a value may hold a line break)
-        // before anything is changed.
-        var before = [(name: String, values: [String])]()
-        for name in names {
-            let values = try await Self.git(
-                ["--get-all", "-z", name], environment: workspace.environment, missingIsEmpty: true)
-            before.append(
-                (name, values.split(separator: "\0", omittingEmptySubsequences: false).dropLast().map(String.init)))
-        }
-        // The helpers given up: an inline one (`!f() { echo password=…; }; f`)
-        // holds a secret, so they are named only by a safe summary, and kept,
-        // whole, in a private file that puts them back.
-        let replaced = before.flatMap(\.values).filter { !$0.isEmpty && $0 != helper }
-        let restore = replaced.isEmpty ? nil : try Self.saveReplaced(before, provider: descriptor.id, in: workspace)
-        do {
+        // One setup at a time, from reading what git has to the end of any
+        // roll-back: two at once each read the old helpers, and the one
+        // that failed on git's lock put its stale copy back over the
+        // other's success (said "git asks authkit", with git asking none),
+        // or both added the helper; they also named one restore file.
+        let home = AuthKitHome.directory(environment: workspace.environment)
+        let lock = RefreshLockFile(
+            path: home.appendingPathComponent(".setup-git.lock").path, activity: "setting up git's helpers")
+        let (before, replaced, restore) = try await lock.withLock(
+            timeout: .seconds(30), prepare: { try FileSystem.createPrivateDirectory(home.path) }
+        ) { [workspace] in
+            // What each origin had, read whole (-z: a value may hold a line break)
+            // before anything is changed.
+            var before = [(name: String, values: [String])]()
             for name in names {
-                try await Self.git(["--replace-all", name, ""], environment: workspace.environment)
-                try await Self.git(["--add", name, helper], environment: workspace.environment)
+                let values = try await Self.git(
+                    ["--get-all", "-z", name], environment: workspace.environment, missingIsEmpty: true)
+                before.append(
+                    (name, values.split(separator: "\0", omittingEmptySubsequences: false).dropLast().map(String.init)))
             }
-        } catch let failure as CLIError {
-            // Part-way (another `git config` holding the configuration's
-            // lock, a full disk): an origin left with the reset alone had git
-            // ask no helper at all there. What each had is put back.
-            let restored = await Self.putBack(before, environment: workspace.environment)
-            let kept =
-                restore.map {
-                    " The helpers it had are also kept in \($0): sh \(ShellWord.literal($0)) puts them back."
-                } ?? ""
-            throw CLIError(
-                failure.message
-                    + (restored
-                        ? " git's configuration was put back as it was."
-                        : " git's configuration could not all be put back: see git config --global --get-regexp '^credential\\.'.")
-                    + kept,
-                status: failure.status)
+            // The helpers given up: an inline one (`!f() { echo password=…; }; f`)
+            // holds a secret, so they are named only by a safe summary, and kept,
+            // whole, in a private file that puts them back.
+            let replaced = before.flatMap(\.values).filter { !$0.isEmpty && $0 != helper }
+            let restore = replaced.isEmpty ? nil : try Self.saveReplaced(before, provider: descriptor.id, in: workspace)
+            do {
+                for name in names {
+                    try await Self.git(["--replace-all", name, ""], environment: workspace.environment)
+                    try await Self.git(["--add", name, helper], environment: workspace.environment)
+                }
+            } catch let failure as CLIError {
+                // Part-way (another `git config` holding the configuration's
+                // lock, a full disk): an origin left with the reset alone had git
+                // ask no helper at all there. What each had is put back.
+                let restored = await Self.putBack(before, environment: workspace.environment)
+                let kept =
+                    restore.map {
+                        " The helpers it had are also kept in \($0): sh \(ShellWord.literal($0)) puts them back."
+                    } ?? ""
+                throw CLIError(
+                    failure.message
+                        + (restored
+                            ? " git's configuration was put back as it was."
+                            : " git's configuration could not all be put back: see git config --global --get-regexp '^credential\\.'.")
+                        + kept,
+                    status: failure.status)
+            }
+            return (before, replaced, restore)
         }
         Console.out("git asks authkit for \(descriptor.name)'s token at \(origins.joined(separator: ", ")).")
         if let restore {
@@ -336,8 +349,15 @@ struct TokenSetupGit: WorkspaceCommand {
         }
         if case .exited(0) = status { return output }
         if missingIsEmpty, case .exited(1) = status { return "" }
+        let how: String =
+            switch status {
+            case .exited(let code): "exit status \(code)"
+            case .signaled(let signal): "signal \(signal)"
+            }
+        // git's own words, on one line: a line break showed as `\u{A}` mid-sentence.
+        let words = said.split(whereSeparator: \.isNewline).map { String($0.trimmingSpaces()) }.joined(separator: " ")
         throw CLIError(
-            "git config --global \(arguments.first ?? "") failed (\(status)): \(DisplayText.sanitized(said, limit: 400))",
+            "git config --global \(arguments.first ?? "") failed (\(how)): \(DisplayText.sanitized(words, limit: 400))",
             status: .failure)
     }
 
