@@ -109,9 +109,8 @@ struct TokenSetupGit: WorkspaceCommand {
         let home = AuthKitHome.directory(environment: workspace.environment)
         let lock = RefreshLockFile(
             path: home.appendingPathComponent(".setup-git.lock").path, activity: "setting up git's helpers")
-        let (before, replaced, restore) = try await lock.withLock(
-            timeout: .seconds(30), prepare: { try FileSystem.createPrivateDirectory(home.path) }
-        ) { [workspace] in
+        try FileSystem.createPrivateDirectory(home.path)
+        let (before, replaced, restore) = try await lock.withLock(timeout: .seconds(30)) { [workspace] in
             // What each origin had, read whole (-z: a value may hold a line break)
             // before anything is changed.
             var before = [(name: String, values: [String])]()
