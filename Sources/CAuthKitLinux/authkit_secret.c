@@ -34,8 +34,7 @@ typedef struct {
     int reserved;
     void *reserved1, *reserved2, *reserved3, *reserved4, *reserved5, *reserved6, *reserved7;
 } SecretSchema;
-enum { SECRET_SCHEMA_NONE = 0, SECRET_SCHEMA_ATTRIBUTE_STRING = 0 };
-enum { SECRET_SEARCH_ALL = 1 << 1 };
+enum { SECRET_SCHEMA_NONE = 0, SECRET_SCHEMA_DONT_MATCH_NAME = 1 << 1, SECRET_SCHEMA_ATTRIBUTE_STRING = 0 };
 enum { SECRET_SERVICE_OPEN_SESSION = 1 << 1 };
 
 static const char *const library_names[] = {"libsecret-1.so.0", "libsecret-1.so"};
@@ -45,15 +44,11 @@ static struct {
                        const char *password, void *cancellable, GError **);
     char *(*lookupv_sync)(const SecretSchema *, GHashTable *, void *cancellable, GError **);
     int (*clearv_sync)(const SecretSchema *, GHashTable *, void *cancellable, GError **);
-    GList *(*searchv_sync)(const SecretSchema *, GHashTable *, int flags, void *cancellable, GError **);
     GHashTable *(*retrievable_get_attributes)(void *item);
     void (*password_free)(char *password);
     void *(*service_get_sync)(int flags, void *cancellable, GError **);
     void *(*collection_for_alias_sync)(void *service, const char *alias, int flags, void *cancellable, GError **);
     int (*collection_get_locked)(void *collection);
-    GList *(*service_search_sync)(void *service, const SecretSchema *, GHashTable *, int flags, void *cancellable,
-                                  GError **);
-    int (*item_get_locked)(void *item);
     int (*service_unlock_sync)(void *service, GList *objects, void *cancellable, GList **unlocked, GError **);
     GHashTable *(*hash_table_new)(unsigned (*hash)(const void *), int (*equal)(const void *, const void *));
     int (*hash_table_insert)(GHashTable *, void *key, void *value);
@@ -76,9 +71,12 @@ static struct {
     char *(*read_alias_path_sync)(void *service, const char *alias, void *cancellable, GError **);
     int (*delete_path_sync)(void *service, const char *path, void *cancellable, GError **);
     void (*g_free)(void *);
+    char *(*compute_checksum_for_string)(int checksum_type, const char *text, long length);
 } api;
 // G_IO_ERROR_CANCELLED in GIO's GIOErrorEnum; G_DBUS_ERROR_UNKNOWN_METHOD in GDBusError.
 enum { G_IO_ERROR_CANCELLED = 19, G_DBUS_ERROR_UNKNOWN_METHOD = 19 };
+// G_CHECKSUM_MD5 in GLib's GChecksumType.
+enum { G_CHECKSUM_MD5 = 0 };
 // SECRET_ERROR_NO_SUCH_OBJECT in libsecret's SecretError.
 enum { SECRET_ERROR_NO_SUCH_OBJECT = 3 };
 // How many times a lookup or delete is made when the item it found was
@@ -113,14 +111,11 @@ static void load(void) {
     if (resolve(library, (void **)&api.storev_sync, "secret_password_storev_sync") ||
         resolve(library, (void **)&api.lookupv_sync, "secret_password_lookupv_sync") ||
         resolve(library, (void **)&api.clearv_sync, "secret_password_clearv_sync") ||
-        resolve(library, (void **)&api.searchv_sync, "secret_password_searchv_sync") ||
         resolve(library, (void **)&api.retrievable_get_attributes, "secret_retrievable_get_attributes") ||
         resolve(library, (void **)&api.password_free, "secret_password_free") ||
         resolve(library, (void **)&api.service_get_sync, "secret_service_get_sync") ||
         resolve(library, (void **)&api.collection_for_alias_sync, "secret_collection_for_alias_sync") ||
         resolve(library, (void **)&api.collection_get_locked, "secret_collection_get_locked") ||
-        resolve(library, (void **)&api.service_search_sync, "secret_service_search_sync") ||
-        resolve(library, (void **)&api.item_get_locked, "secret_item_get_locked") ||
         resolve(library, (void **)&api.service_unlock_sync, "secret_service_unlock_sync") ||
         resolve(library, (void **)&api.hash_table_new, "g_hash_table_new") ||
         resolve(library, (void **)&api.hash_table_insert, "g_hash_table_insert") ||
@@ -141,7 +136,8 @@ static void load(void) {
         resolve(library, (void **)&api.strfreev, "g_strfreev") ||
         resolve(library, (void **)&api.read_alias_path_sync, "secret_service_read_alias_dbus_path_sync") ||
         resolve(library, (void **)&api.delete_path_sync, "secret_service_delete_item_dbus_path_sync") ||
-        resolve(library, (void **)&api.g_free, "g_free")) {
+        resolve(library, (void **)&api.g_free, "g_free") ||
+        resolve(library, (void **)&api.compute_checksum_for_string, "g_compute_checksum_for_string")) {
         return;
     }
 }
@@ -519,31 +515,62 @@ int authkit_secret_store(const char *name, const char *const *names, const char 
 //
 // items_left: what is left of the call's items, asked without unlocking
 // anything: ITEMS_NONE, ITEMS_LOCKED (at least one is in a locked
-// collection), or ITEMS_UNLOCKED (some are left, none locked). A search
-// that fails says none. found_locked: whether one is locked.
-enum { ITEMS_NONE = 0, ITEMS_LOCKED = 1, ITEMS_UNLOCKED = 2 };
+// collection), ITEMS_UNLOCKED (some are left, none locked), or
+// ITEMS_UNKNOWN (the search failed, asked ATTEMPTS times; its message in
+// `error`). The keyring's own SearchItems answer says which paths are
+// locked: no item is loaded. (libsecret's item search loaded each item
+// and read its Locked property; under load that search failed, was taken
+// for "none left", and a delete that left a locked copy said "Deleted".)
+//
+// The locked ones are searched for by attributes alone, not the schema's
+// name: gnome-keyring, once it has read a locked keyring back from its file
+// (after a restart, or on its own, as it did under CI's load), knows that
+// keyring's items only by hashed attributes, and its `xdg:schema` then
+// reads "org.freedesktop.Secret.Generic". The attributes still match (it
+// compares their hashes), the schema's name does not: the locked copy was
+// missed, and the delete said "Deleted". Another application's locked item
+// with the same attribute names and values would be taken for one of ours:
+// said locked, never deleted, until it is unlocked and the search can tell.
+enum { ITEMS_NONE = 0, ITEMS_LOCKED = 1, ITEMS_UNLOCKED = 2, ITEMS_UNKNOWN = 3 };
 
-static int items_left(struct call *call, void *cancellable) {
-    GError *failure = NULL;
-    void *service = api.service_get_sync(0, cancellable, &failure);
-    if (service == NULL) {
-        if (failure != NULL) api.error_free(failure);
-        return ITEMS_NONE;
+static int items_left(struct call *call, struct watch *watch, char *error, size_t size) {
+    SecretSchema nameless = call->schema;
+    nameless.flags |= SECRET_SCHEMA_DONT_MATCH_NAME;
+    for (int attempts = 1;; attempts++) {
+        GError *failure = NULL;
+        void *service = api.service_get_sync(0, watch->cancellable, &failure);
+        // [0] unlocked and [1] locked of ours; [2] unlocked (unused) and [3]
+        // locked of anyone's with these attributes.
+        char **paths[4] = {NULL, NULL, NULL, NULL};
+        int searched = service != NULL &&
+                       api.search_paths_sync(service, &call->schema, call->attributes, watch->cancellable, &paths[0],
+                                             &paths[1], &failure) &&
+                       api.search_paths_sync(service, &nameless, call->attributes, watch->cancellable, &paths[2],
+                                             &paths[3], &failure);
+        int state = ITEMS_UNKNOWN;
+        if (searched) {
+            int locked = (paths[1] != NULL && paths[1][0] != NULL) || (paths[3] != NULL && paths[3][0] != NULL);
+            int unlocked = paths[0] != NULL && paths[0][0] != NULL;
+            state = locked ? ITEMS_LOCKED : unlocked ? ITEMS_UNLOCKED : ITEMS_NONE;
+        }
+        for (int list = 0; list < 4; list++) api.strfreev(paths[list]);
+        if (service) api.object_unref(service);
+        if (state == ITEMS_UNKNOWN && error != NULL && size > 0) {
+            snprintf(error, size, "%s", failure != NULL ? failure->message : "the Secret Service did not answer");
+        }
+        if (failure) api.error_free(failure);
+        if (state != ITEMS_UNKNOWN || attempts >= ATTEMPTS || watch_fired(watch)) return state;
+        long pause = 10L << (attempts - 1);
+        struct timespec wait = {0, pause * 1000000L};
+        while (nanosleep(&wait, &wait) != 0 && errno == EINTR) {
+        }
     }
-    GList *items = api.service_search_sync(service, &call->schema, call->attributes, SECRET_SEARCH_ALL, cancellable,
-                                           &failure);
-    if (failure != NULL) api.error_free(failure);
-    int state = items != NULL ? ITEMS_UNLOCKED : ITEMS_NONE;
-    for (GList *item = items; item != NULL && state != ITEMS_LOCKED; item = item->next) {
-        if (api.item_get_locked(item->data)) state = ITEMS_LOCKED;
-    }
-    if (items) api.list_free_full(items, api.object_unref);
-    api.object_unref(service);
-    return state;
 }
 
-static int found_locked(struct call *call, void *cancellable) {
-    return items_left(call, cancellable) == ITEMS_LOCKED;
+// A search that failed says not locked here: the lookup found nothing,
+// and says so, as it did before it asked.
+static int found_locked(struct call *call, struct watch *watch) {
+    return items_left(call, watch, NULL, 0) == ITEMS_LOCKED;
 }
 
 // -2, not -1: a locked keyring is a state of its own, which the caller says
@@ -574,7 +601,7 @@ int authkit_secret_lookup(const char *name, const char *const *names, const char
     do {
         found = api.lookupv_sync(&call.schema, call.attributes, watch.cancellable, &failure);
     } while (vanished(&failure, ++attempts, &watch));
-    int locked = found == NULL && failure == NULL && !watch_fired(&watch) && found_locked(&call, watch.cancellable);
+    int locked = found == NULL && failure == NULL && !watch_fired(&watch) && found_locked(&call, &watch);
     int timed_out = leave(&watch);
     end(&call);
     if (locked && !timed_out) return fail_locked(error, size);
@@ -615,7 +642,9 @@ int authkit_secret_clear(const char *name, const char *const *names, const char 
     // gnome-keyring unlocked `login` on its own, after the clear's search):
     // cleared again, once, rather than said deleted while it stays. (A
     // search that still lists a copy just deleted costs one more clear.)
-    int left = failure == NULL && !watch_fired(&watch) ? items_left(&call, watch.cancellable) : ITEMS_NONE;
+    char unanswered[256] = "";
+    int left = failure == NULL && !watch_fired(&watch) ? items_left(&call, &watch, unanswered, sizeof unanswered)
+                                                       : ITEMS_NONE;
     if (left == ITEMS_UNLOCKED) {
         cleared = api.clearv_sync(&call.schema, call.attributes, watch.cancellable, &failure) || cleared;
         // Gone meanwhile (another process deleted it): what was asked.
@@ -623,7 +652,8 @@ int authkit_secret_clear(const char *name, const char *const *names, const char 
             api.error_free(failure);
             failure = NULL;
         }
-        left = failure == NULL && !watch_fired(&watch) ? items_left(&call, watch.cancellable) : ITEMS_NONE;
+        left = failure == NULL && !watch_fired(&watch) ? items_left(&call, &watch, unanswered, sizeof unanswered)
+                                                       : ITEMS_NONE;
     }
     int locked = left == ITEMS_LOCKED;
     int timed_out = leave(&watch);
@@ -634,6 +664,17 @@ int authkit_secret_clear(const char *name, const char *const *names, const char 
                      "a copy in an unlocked keyring was deleted, but another is in a keyring that is locked and was "
                      "not unlocked (no unlock prompt could be shown, or it was dismissed); unlock it (Seahorse; in a "
                      "session without a desktop: gnome-keyring-daemon --unlock) and delete it again");
+        }
+        return -1;
+    }
+    // Not said deleted, nor "there was none", while a copy in a locked
+    // keyring could be left: the search that would tell failed.
+    if (left == ITEMS_UNKNOWN && !timed_out) {
+        if (error != NULL && size > 0) {
+            snprintf(error, size,
+                     "%s, but the keyring did not answer whether a copy is left in a locked keyring (%s); delete it "
+                     "again",
+                     cleared ? "a copy was deleted" : "no copy was found to delete", unanswered);
         }
         return -1;
     }
@@ -717,6 +758,29 @@ long authkit_secret_search(const char *name, const char *wanted_first, const cha
         }
         for (int list = 0; list < 2; list++) api.strfreev(again[list]);
     }
+    // Locked items of the schema that the search by its name cannot see:
+    // gnome-keyring, once it has read a locked keyring back from its file,
+    // knows its items by hashed attributes only, `xdg:schema` among them
+    // (see items_left), and matches a search against those hashes. Such an
+    // item's provider and label cannot be read until its keyring is
+    // unlocked: the list is said to be locked, as a read of a locked item
+    // is, rather than left short of it ("no stored credentials"). Asked
+    // with no schema: libsecret refuses attributes its schema does not name.
+    int hidden = 0;
+    if (failure == NULL && !incomplete && unreadable == NULL && !watch_fired(&watch)) {
+        const char *hashed_name[] = {"gkr:compat:hashed:xdg:schema"};
+        char *digest = api.compute_checksum_for_string(G_CHECKSUM_MD5, name, -1);
+        const char *digests[] = {digest};
+        GHashTable *hashed = make_attributes(hashed_name, digests, 1);
+        char **found_hashed[2] = {NULL, NULL};
+        if (digest != NULL && api.search_paths_sync(service, NULL, hashed, watch.cancellable, &found_hashed[0],
+                                                    &found_hashed[1], &failure)) {
+            hidden = found_hashed[1] != NULL && found_hashed[1][0] != NULL;
+        }
+        for (int list = 0; list < 2; list++) api.strfreev(found_hashed[list]);
+        api.hash_table_unref(hashed);
+        api.g_free(digest);
+    }
     int timed_out = leave(&watch);
     api.hash_table_unref(none);
     for (int list = 0; list < 2; list++) api.strfreev(paths[list]);
@@ -724,6 +788,10 @@ long authkit_secret_search(const char *name, const char *wanted_first, const cha
     if (failure != NULL || incomplete) {
         free(unreadable);
         return fail(failure, "the Secret Service did not answer", timed_out, milliseconds, error, size);
+    }
+    if (hidden && !timed_out) {
+        free(unreadable);
+        return fail_locked(error, size);
     }
     if (unreadable != NULL) {
         snprintf(error, size, "the keyring lists the item %s but cannot read it", unreadable);

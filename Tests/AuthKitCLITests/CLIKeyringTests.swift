@@ -153,21 +153,26 @@ import Testing
                     && another.stderr.contains("cannot take the credential") && another.stderr.contains("locked"),
                 "\(another.stderr)")
             // A timer's refresh stops at the first account: each other one
-            // would wait for (or show) the unlock prompt again.
+            // would wait for (or show) the unlock prompt again. Or, once
+            // gnome-keyring has read the locked keyring back from its file
+            // (when is its own: aCopyInAKeyringReadBackFromItsFileIsStillSaidLocked),
+            // the accounts cannot be named, and the list is said locked (75).
             let due = try await CLIProcess.run(["token", "refresh", "--due"], environment: environment)
             #expect(
-                due.status == 1 && due.stdout.contains("github: failed:")
-                    && due.stdout.contains("github (second): not tried: the store could not be read"),
-                "\(due.stdout)")
+                (due.status == 1 && due.stdout.contains("github: failed:")
+                    && due.stdout.contains("github (second): not tried: the store could not be read"))
+                    || (due.status == 75 && due.stderr.contains("could not list the credentials")
+                        && due.stderr.contains("is locked and was not unlocked")),
+                "\(due.status): \(due.stdout) \(due.stderr)")
             // Locked: 75, "unlock it and try again" (a delete, which saves
             // nothing, is a delete that did not happen: 74).
-            for (arguments, status) in [
-                (["token", "list"], 75), (["token", "print", "--provider", "github"], 75),
-                (["token", "refresh", "--due"], 1), (["token", "delete", "--provider", "github"], 74),
+            for (arguments, statuses) in [
+                (["token", "list"], [75]), (["token", "print", "--provider", "github"], [75]),
+                (["token", "refresh", "--due"], [1, 75]), (["token", "delete", "--provider", "github"], [74]),
             ] {
                 let result = try await CLIProcess.run(arguments, environment: environment)
                 #expect(
-                    result.status == Int32(status)
+                    statuses.contains(Int(result.status))
                         && (result.stderr + result.stdout).contains("is locked and was not unlocked")
                         && !result.stdout.contains("gho_locked_away"),
                     "\(arguments): \(result.status) \(result.stderr)")
@@ -227,12 +232,72 @@ import Testing
                 #expect(
                     remaining == 0, "said deleted with a copy left (locked items now: \(locked)): \(deleted.stderr)")
             } else {
+                // The keyring's answer, or, when its search for what is left
+                // failed, that it could not say: never "Deleted".
                 #expect(
                     remaining == 1 && deleted.status == 74
-                        && deleted.stderr.contains("another is in a keyring that is locked")
+                        && (deleted.stderr.contains("another is in a keyring that is locked")
+                            || deleted.stderr.contains("did not answer whether a copy is left"))
                         && !deleted.stderr.contains("Deleted"),
                     "\(deleted.status): \(deleted.stdout) \(deleted.stderr)")
             }
+        }
+    }
+
+    /// gnome-keyring that reads a locked keyring back from its file (after a
+    /// restart, or when the file changed on disk, as it did on its own under
+    /// CI's load) knows the keyring's items by hashed attributes only, its
+    /// `xdg:schema` then "org.freedesktop.Secret.Generic": a search by
+    /// AuthKit's schema name no longer finds them. A read said "no
+    /// credential", `token list` "no stored credentials" (exit 0), and a
+    /// delete that left such a copy "Deleted". All three say it is locked.
+    @Test(.enabled("no Secret Service answers (.ci/run starts one)") { await TestKeyring.shouldRun() })
+    func aCopyInAKeyringReadBackFromItsFileIsStillSaidLocked() async throws {
+        let home = try CLIProcess.home("authkit-keyring-read-back")
+        defer { try? FileManager.default.removeItem(at: home) }
+        try await Self.withPrivateKeyring { bus in
+            let environment = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring", "DBUS_SESSION_BUS_ADDRESS": bus,
+                "AUTHKIT_KEYRING_TIMEOUT": "30",
+            ]
+            let service = SecretService(bus: bus)
+            let imported = try await CLIProcess.run(
+                ["token", "import", "--provider", "github"],
+                environment: environment.merging(["TOKEN": "gho_read_back"]) { $1 }, launcher: Self.importing(""))
+            try #require(imported.status == 0, "\(imported.stderr)")
+            try await service.lock("login")
+            // The keyring's file changed on disk: gnome-keyring reads it
+            // again at its next search, and the keyring is locked. (It looks
+            // at the files when their directory's modification time moves.)
+            let keyrings = Self.directory(ofBus: bus).appendingPathComponent("data/keyrings")
+            for changed in [keyrings.appendingPathComponent("login.keyring"), keyrings] {
+                try FileManager.default.setAttributes(
+                    [.modificationDate: Date().addingTimeInterval(5)], ofItemAtPath: changed.path)
+            }
+            let since = ContinuousClock.now
+            var attributes = ""
+            while !attributes.contains("gkr:compat:hashed:provider") {
+                try #require(
+                    ContinuousClock.now - since < .seconds(20),
+                    "the keyring never read the locked file back: \(attributes)")
+                let item = try await service.lockedItems(provider: "github").components(separatedBy: "\"").dropFirst()
+                    .first
+                if let item { attributes = try await service.attributes(of: item) }
+                if !attributes.contains("gkr:compat:hashed:provider") {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            for (arguments, status) in [
+                (["token", "print", "--provider", "github"], 75), (["token", "list"], 75),
+                (["token", "delete", "--provider", "github"], 74),
+            ] {
+                let result = try await CLIProcess.run(arguments, environment: environment)
+                #expect(
+                    result.status == Int32(status) && result.stderr.contains("is locked and was not unlocked")
+                        && !result.stderr.contains("Deleted") && !result.stdout.contains("gho_read_back"),
+                    "\(arguments): \(result.status) \(result.stdout) \(result.stderr)")
+            }
+            #expect(try await service.items(in: "login") == 1)
         }
     }
 
@@ -358,6 +423,13 @@ import Testing
             ).components(separatedBy: "object path").count - 1
         }
 
+        /// The attributes of the item at `path`, as dbus-send prints them.
+        func attributes(of path: String) async throws -> String {
+            try await call(
+                "org.freedesktop.DBus.Properties.Get", on: path,
+                ["string:org.freedesktop.Secret.Item", "string:Attributes"])
+        }
+
         /// The paths of the locked items a search for `provider` finds (the reply's second list).
         func lockedItems(provider: String) async throws -> String {
             let lists = try await call(
@@ -390,6 +462,13 @@ import Testing
         }
         _ = try? await ChildProcess.run("/bin/bash", [script, "stop", directory])
         try outcome.get()
+    }
+
+    /// The directory of a keyring `withPrivateKeyring` started, from its bus
+    /// address (`unix:path=DIRECTORY/bus,guid=…`).
+    static func directory(ofBus bus: String) -> URL {
+        let path = bus.dropFirst("unix:path=".count).prefix { $0 != "," }
+        return URL(fileURLWithPath: String(path)).deletingLastPathComponent()
     }
 
     static func checkStoppedKeyring(home: URL, bus: String) async throws {

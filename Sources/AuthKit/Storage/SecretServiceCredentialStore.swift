@@ -205,7 +205,7 @@
                             CredentialKey(providerID: String(cString: provider), label: label.isEmpty ? nil : label))
                     }, Unmanaged.passUnretained(collected).toOpaque(), milliseconds, error, Self.errorSize)
             }
-            return count < 0 ? .failure : .success(Array(Set(collected.keys)))
+            return count == -2 ? .locked : count < 0 ? .failure : .success(Array(Set(collected.keys)))
         }
 
         package func save(_ credential: Credential) async throws {

@@ -47,14 +47,19 @@ int authkit_secret_lookup(const char *schema, const char *const *names, const ch
 
 /// Deletes the items with these attributes. Returns 1 when one was deleted,
 /// 0 when there was none, -2 when one is in a locked keyring that was not
-/// unlocked, or -1 with `error` (in both).
+/// unlocked, or -1 with `error` (in both). -1 too when a copy is left in a
+/// locked keyring beside one deleted, or the keyring did not answer whether
+/// one is: never 1 or 0 while a copy could remain.
 int authkit_secret_clear(const char *schema, const char *const *names, const char *const *values, size_t count,
                          long milliseconds, char *error, size_t size);
 
 /// Calls `each` with the value of the attribute `wanted` of every item of the
 /// schema (locked ones too: attributes are readable without unlocking, the
 /// secrets are not); an item deleted by another process while the list is
-/// made is left out. Returns the number of items listed, or -1 with `error`.
+/// made is left out. Returns the number of items listed, -2 when items of
+/// the schema are in a locked keyring whose attributes cannot be read until
+/// it is unlocked (gnome-keyring's, read back from its file), or -1 with
+/// `error` (in both).
 long authkit_secret_search(const char *schema, const char *wanted_first, const char *wanted_second,
                            void (*each)(void *context, const char *first, const char *second), void *context,
                            long milliseconds, char *error, size_t size);

@@ -21,8 +21,16 @@ struct TokenDelete: WorkspaceCommand {
         // credential: a keyring item that does not decode is deleted all
         // the same (its error says to), and a locked keyring is said at the
         // delete (74), where reading the item stopped both with a read error.
-        guard try await workspace.store.accounts().contains(key),
-            try await CredentialSource.remove(key, from: workspace.store) != nil
+        // A list refused as locked (gnome-keyring's keyring read back from
+        // its file, whose items cannot be named until unlocked) goes on to
+        // the delete, which says the same as a delete (74).
+        let listed: Bool
+        do {
+            listed = try await workspace.store.accounts().contains(key)
+        } catch AuthKitError.store(_, let reason) where reason.kind == .locked {
+            listed = true
+        }
+        guard listed, try await CredentialSource.remove(key, from: workspace.store) != nil
         else {
             throw CLIError.nothingStored(
                 key, so: "nothing was deleted", others: await workspace.otherAccounts(than: key))
