@@ -129,8 +129,11 @@ import Testing
     /// Switches run at once, for several providers, all land: the file is
     /// read, changed and written under its lock.
     /// A switch that cannot be written (its lock cannot be made: a
-    /// read-only or full file system) is a failure to write, exit 74, as
-    /// for the credential store; it was 65, a file to fix.
+    /// read-only or full file system, a directory in its place) is a
+    /// failure to write, exit 74, as for the credential store; it was 65, a
+    /// file to fix. The lock is named by its path, with what is there (it
+    /// was "Credential store …: cannot be opened (Is a directory)." and
+    /// advice to make room).
     @Test func aSwitchThatCannotBeWrittenIsAWriteFailure() async throws {
         let home = try CLIProcess.home("authkit-token-switch-unwritable")
         defer { try? FileManager.default.removeItem(at: home) }
@@ -145,7 +148,10 @@ import Testing
         let switched = try await CLIProcess.run(
             ["token", "switch", "--provider", "github", "--label", "work"], environment: environment)
         #expect(
-            switched.status == 74 && switched.stderr.contains("nothing was changed"),
+            switched.status == 74
+                && switched.stderr.contains(
+                    "\(lock.path): is a directory, where a lock file belongs (a lock file is only ever a file authkit made); move it aside. Nothing was changed."
+                ) && !switched.stderr.contains("Make room") && !switched.stderr.contains("Credential store"),
             "\(switched.status): \(switched.stderr)")
     }
 

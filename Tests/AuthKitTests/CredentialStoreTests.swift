@@ -955,6 +955,18 @@ import Testing
         #expect(await reason { _ = try await store.withRefreshLock(for: key, timeout: .seconds(5)) { 1 } } == link)
         #expect(await reason { try await store.save(credential("qiita")) } == link)
         #expect(!FileManager.default.fileExists(atPath: target), "a lock was made through the link")
+        // A directory in a lock file's place is named one, for each lock too.
+        for name in [".signin-qiita.lock", ".refresh-qiita.lock", "credentials.json.lock"] {
+            let path = home.appendingPathComponent(name)
+            try FileManager.default.removeItem(at: path)
+            try FileManager.default.createDirectory(at: path, withIntermediateDirectories: false)
+        }
+        let directory =
+            "is a directory, where a lock file belongs (a lock file is only ever a file authkit made); move it aside."
+        #expect(await reason { _ = try store.beginSignIn(for: key) } == directory)
+        #expect(
+            await reason { _ = try await store.withRefreshLock(for: key, timeout: .seconds(5)) { 1 } } == directory)
+        #expect(await reason { try await store.save(credential("qiita")) } == directory)
     }
 
     /// A label of 300 characters (or 100 CJK ones, three bytes each) made a

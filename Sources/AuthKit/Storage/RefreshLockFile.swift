@@ -128,6 +128,14 @@ package struct RefreshLockFile: Sendable {
                         .notARegularFile,
                         "is a symbolic link, which is not followed (a lock file is only ever a file authkit made); remove it."
                     )
+                // A directory where the lock file belongs: "Is a directory"
+                // alone read as a file system problem, and a save's
+                // caller advised making room.
+                case EISDIR:
+                    .init(
+                        .notARegularFile,
+                        "is a directory, where a lock file belongs (a lock file is only ever a file authkit made); move it aside."
+                    )
                 case EROFS, ENOSPC, EDQUOT:
                     .init(.notSaved, Self.refusal(opening: path, errno: errno))
                 default:

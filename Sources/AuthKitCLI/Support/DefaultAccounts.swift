@@ -130,12 +130,14 @@ struct DefaultAccounts {
                     status: .badInput)
             }
             // Its lock or directory could not be made (a read-only or full
-            // file system): a failure to write, as for the credential store
-            // (exit 74), not a file to fix (it was 65).
-            guard case .store = error else { throw error }
-            throw CLIError(
-                "\(error.description); nothing was changed. Make room, or make its directory writable.",
-                status: .outputFailed)
+            // file system, a directory where the lock belongs): a failure to
+            // write, as for the credential store (exit 74), not a file to
+            // fix (it was 65). Named by its path, not as "Credential store":
+            // the lock is this file's; the advice is the reason's own, but
+            // for a file system that took nothing.
+            guard case .store(let path, let reason) = error else { throw error }
+            let advice = reason.kind == .notSaved ? " Make room, or make its directory writable." : ""
+            throw CLIError("\(path): \(reason.detail) Nothing was changed.\(advice)", status: .outputFailed)
         }
     }
 }
