@@ -180,8 +180,9 @@ import Testing
         #expect(help.status == 0 && help.stdout.contains("USAGE"), "\(help.stderr)")
     }
 
-    /// A home taken by a file (or below one): `token list` said "No stored
-    /// credentials" and exited 0, hiding that every sign-in was elsewhere.
+    /// A home taken by a file (or below one), or a link to nothing: `token
+    /// list` said "No stored credentials" and exited 0, hiding that every
+    /// sign-in was elsewhere (and a sign-in could not be stored).
     /// Now refused with exit 64, naming the path, from AUTHKIT_HOME or the
     /// default under XDG_CONFIG_HOME.
     @Test func aHomeTakenByAFileIsRefused() async throws {
@@ -190,7 +191,15 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("authkit")
         try Data("not a directory".utf8).write(to: file)
+        // A link to a directory that is not there (a disk not mounted).
+        let dangling = directory.appendingPathComponent("linked")
+        let missing = directory.appendingPathComponent("unmounted/authkit").path
+        try FileManager.default.createSymbolicLink(atPath: dangling.path, withDestinationPath: missing)
         let cases: [([String: String], String)] = [
+            (
+                ["AUTHKIT_HOME": dangling.path],
+                "AUTHKIT_HOME (\(dangling.path)) is a symbolic link to \(missing), which does not exist"
+            ),
             (["AUTHKIT_HOME": file.path], "AUTHKIT_HOME (\(file.path)) is a file, not a directory."),
             (
                 ["AUTHKIT_HOME": file.path + "/below"],

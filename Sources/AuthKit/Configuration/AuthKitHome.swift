@@ -110,6 +110,13 @@ package enum AuthKitHome {
             ? "AUTHKIT_HOME (\(path))" : "AuthKit's directory \(path)"
         var info = stat()
         guard stat(path, &info) == 0 else {
+            // A link to nothing (a disk not mounted, a dotfiles directory
+            // moved): every command said "No stored credentials", and a
+            // sign-in could not be stored ("exists and is not a directory").
+            if errno == ENOENT, let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) {
+                return
+                    "\(named) is a symbolic link to \(target), which does not exist (a disk not mounted, a directory moved?). Create that directory, or point the link or AUTHKIT_HOME at one."
+            }
             // ENOTDIR: a part of the path before the last is a file. (ENOENT
             // is a home not made yet: the first save makes it.)
             guard errno == ENOTDIR else { return nil }
