@@ -190,19 +190,11 @@ import Testing
         let home = try CLIProcess.home("authkit-keyring-locked-copy")
         defer { try? FileManager.default.removeItem(at: home) }
         try await Self.withPrivateKeyring { bus in
-            let environment = [
-                "AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring", "DBUS_SESSION_BUS_ADDRESS": bus,
-                "AUTHKIT_KEYRING_TIMEOUT": "30",
-            ]
             let service = SecretService(bus: bus)
             // One copy in `login` (the default), locked; then the default made
             // the in-memory `session` collection and the same account stored
             // again (a save deletes the copies it can: not a locked one).
-            let imported = try await CLIProcess.run(
-                ["token", "import", "--provider", "github"],
-                environment: environment.merging(["TOKEN": "gho_in_login"]) { $1 }, launcher: Self.importing(""))
-            try #require(imported.status == 0, "\(imported.stderr)")
-            try await service.lock("login")
+            let environment = try await Self.importedThenLocked("gho_in_login", home: home, bus: bus)
             // Until the keyring's search sees the copy as locked: locked
             // within moments of the save (as no user does), gnome-keyring
             // could answer searches from the keyring's file before the save
@@ -256,16 +248,8 @@ import Testing
         let home = try CLIProcess.home("authkit-keyring-read-back")
         defer { try? FileManager.default.removeItem(at: home) }
         try await Self.withPrivateKeyring { bus in
-            let environment = [
-                "AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring", "DBUS_SESSION_BUS_ADDRESS": bus,
-                "AUTHKIT_KEYRING_TIMEOUT": "30",
-            ]
             let service = SecretService(bus: bus)
-            let imported = try await CLIProcess.run(
-                ["token", "import", "--provider", "github"],
-                environment: environment.merging(["TOKEN": "gho_read_back"]) { $1 }, launcher: Self.importing(""))
-            try #require(imported.status == 0, "\(imported.stderr)")
-            try await service.lock("login")
+            let environment = try await Self.importedThenLocked("gho_read_back", home: home, bus: bus)
             // The keyring's file changed on disk: gnome-keyring reads it
             // again at its next search, and the keyring is locked. (It looks
             // at the files when their directory's modification time moves.)
@@ -462,6 +446,21 @@ import Testing
         }
         _ = try? await ChildProcess.run("/bin/bash", [script, "stop", directory])
         try outcome.get()
+    }
+
+    /// `token` imported for github into the keyring on `bus` (its `login`,
+    /// the default), and `login` locked: the environment that reaches it.
+    static func importedThenLocked(_ token: String, home: URL, bus: String) async throws -> [String: String] {
+        let environment = [
+            "AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring", "DBUS_SESSION_BUS_ADDRESS": bus,
+            "AUTHKIT_KEYRING_TIMEOUT": "30",
+        ]
+        let imported = try await CLIProcess.run(
+            ["token", "import", "--provider", "github"], environment: environment.merging(["TOKEN": token]) { $1 },
+            launcher: importing(""))
+        try #require(imported.status == 0, "\(imported.stderr)")
+        try await SecretService(bus: bus).lock("login")
+        return environment
     }
 
     /// The directory of a keyring `withPrivateKeyring` started, from its bus
