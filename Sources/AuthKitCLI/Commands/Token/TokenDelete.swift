@@ -23,7 +23,8 @@ struct TokenDelete: WorkspaceCommand {
         // delete (74), where reading the item stopped both with a read error.
         // A list refused as locked (gnome-keyring's keyring read back from
         // its file, whose items cannot be named until unlocked) goes on to
-        // the delete, which says the same as a delete (74).
+        // the delete, which then says the keyring is locked (74), as for
+        // any locked keyring.
         let listed: Bool
         do {
             listed = try await workspace.store.accounts().contains(key)
