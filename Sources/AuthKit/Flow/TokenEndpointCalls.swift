@@ -795,6 +795,9 @@ final class TokenEndpointCalls: Sendable {
             target = RequestTarget(withQuery)
         }
         var request = OutgoingRequest(method: method, target: target, displayURL: displayURL)
+        // Room for every field below at once: appended one by one, they grew
+        // the list three times (a refresh's own allocations, counted).
+        request.head.headerFields.reserveCapacity(4 + headers.count)
         switch encoding {
         case .form where parameters.isEmpty, .json where parameters.isEmpty, .query:
             break // no body at all (Qiita's DELETE revocation; a GET with a query)
@@ -823,10 +826,17 @@ final class TokenEndpointCalls: Sendable {
         // credentials alone too (RFC 7617 §2): a server that echoes only
         // them showed `id:secret` to anyone who decodes base64. SecretMask
         // masks their percent-encoded form as well (`+`, `/`, `=` escaped).
-        request.secrets = [
-            clientSecret, authorization, credentials, assertion, credential?.accessToken, credential?.refreshToken,
-        ]
-        .compactMap { $0 }
+        // One list, made once (a literal of optionals then compacted was two, the second grown).
+        var secrets = [String]()
+        secrets.reserveCapacity(6)
+        func keep(_ secret: String?) { if let secret { secrets.append(secret) } }
+        keep(clientSecret)
+        keep(authorization)
+        keep(credentials)
+        keep(assertion)
+        keep(credential?.accessToken)
+        keep(credential?.refreshToken)
+        request.secrets = secrets
         request.head.headerFields.append(.acceptJSON)
         // Here, where the fields are this request's alone, rather than by
         // FlowTransport, which would copy them to add it.

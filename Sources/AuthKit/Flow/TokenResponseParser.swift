@@ -484,14 +484,19 @@ package struct TokenResponseParser: Sendable {
             // requests take spaces (GitHub): split on both, and the descriptor's own.
             // On bytes: every separator is ASCII in practice, and a multi-byte
             // one still splits correctly on its own bytes' boundaries below.
-            let separator = Array(scopeSeparator.utf8)
+            // The separator's bytes read in place: copied into an array, they
+            // cost an allocation at every answer.
+            let separator = scopeSeparator.utf8
             if separator.count <= 1 {
                 let extra = separator.first ?? UInt8(ascii: " ")
                 var text = text
                 return text.withUTF8 { bytes in
                     // One pass over contiguous bytes; a scope is a short
-                    // (small, unallocated) string made from its slice.
+                    // (small, unallocated) string made from its slice, and
+                    // the list is made once for a handful (grown from one
+                    // element, it was allocated twice for two scopes).
                     var scopes = [String]()
+                    scopes.reserveCapacity(8)
                     var start = 0
                     for index in 0...bytes.count
                     where index == bytes.count || bytes[index] == 0x20

@@ -11,25 +11,27 @@
 /// rather than Foundation (see git history of Benchmarks/README.md: Foundation's other
 /// modules and ICU were a fifth of a short command's start), and it has no `NSLock`.
 /// `Synchronization.Mutex` would do, but needs macOS 15 / iOS 18.
-package final class ThreadLock: @unchecked Sendable {
-    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+///
+/// The mutex lives in the same allocation as the object that owns it (a
+/// `ManagedBuffer`'s tail, as SwiftNIO's `LockStorage`): a separately
+/// allocated one doubled the allocations of every lock made, and a refresh
+/// makes three (its flight's task, outcome and the outcome's callers).
+package struct ThreadLock: @unchecked Sendable {
+    @usableFromInline let storage: Storage
 
-    package init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+    @usableFromInline final class Storage: ManagedBuffer<Void, pthread_mutex_t> {
+        deinit { _ = withUnsafeMutablePointerToElements { pthread_mutex_destroy($0) } }
     }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
+    package init() {
+        storage = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in }, to: Storage.self)
+        _ = storage.withUnsafeMutablePointerToElements { pthread_mutex_init($0, nil) }
     }
 
     // Inlinable: the other modules (OAuth 1.0a's signer takes this lock for
     // every signature) would otherwise call an unspecialised generic.
-    @inlinable package func lock() { pthread_mutex_lock(mutex) }
-    @inlinable package func unlock() { pthread_mutex_unlock(mutex) }
+    @inlinable package func lock() { _ = storage.withUnsafeMutablePointerToElements { pthread_mutex_lock($0) } }
+    @inlinable package func unlock() { _ = storage.withUnsafeMutablePointerToElements { pthread_mutex_unlock($0) } }
 
     @inlinable package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         lock()
@@ -56,7 +58,9 @@ package final class ThreadLock: @unchecked Sendable {
 
         package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result { try lock.withLock(body) }
         /// Called with the lock held; returns with it held again.
-        package func wait() { pthread_cond_wait(condition, lock.mutex) }
+        package func wait() {
+            _ = lock.storage.withUnsafeMutablePointerToElements { pthread_cond_wait(condition, $0) }
+        }
         package func signal() { pthread_cond_signal(condition) }
     }
 }
