@@ -165,7 +165,7 @@ final class RefreshCoordinator: @unchecked Sendable {
                 // starts a refresh of the spent token between the flight
                 // being forgotten and its answer being remembered.
                 lock.withLock {
-                    if let index = inFlight.index(forKey: key), inFlight.values[index] === flight {
+                    if let index = inFlight.index(forKey: key), inFlight.values[index].outcome === flight.outcome {
                         inFlight.remove(at: index)
                     }
                     let taken = flight.outcome.end(with: result)
@@ -245,8 +245,10 @@ final class RefreshCoordinator: @unchecked Sendable {
         lock.withLock { inFlight[key]?.outcome.waiting ?? 0 }
     }
 
-    /// One refresh's task, and its outcome with the callers waiting for it.
-    private final class Flight: Sendable {
+    /// One refresh's task, and its outcome with the callers waiting for it;
+    /// told apart by its outcome (a value, not an object: one allocation
+    /// fewer per refresh).
+    private struct Flight: Sendable {
         /// Its task, cancelled only by a request's deadline.
         let dedicated = DedicatedTask()
         let outcome = SharedOutcome<Credential>()
