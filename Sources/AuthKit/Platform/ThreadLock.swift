@@ -14,8 +14,9 @@
 ///
 /// The mutex lives in the same allocation as the object that owns it (a
 /// `ManagedBuffer`'s tail, as SwiftNIO's `LockStorage`): a separately
-/// allocated one doubled the allocations of every lock made, and a refresh
-/// makes three (its flight's task, outcome and the outcome's callers).
+/// allocated one doubled the allocations of every lock made, and every
+/// refresh makes two (its flight's task and outcome; a third, a deadline's
+/// scope, on the default transport).
 package struct ThreadLock: @unchecked Sendable {
     @usableFromInline let storage: Storage
 
