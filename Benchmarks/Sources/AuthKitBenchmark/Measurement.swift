@@ -7,7 +7,14 @@ struct Measurement {
 
     var json: String { #"{"ops": \#(ops), "seconds": \#(seconds)}"# }
 
-    /// Runs `body` (which does `batch` operations) until `seconds` have passed.
+    /// `-batches N`: every loop below (warm-up and timed) runs exactly N
+    /// batches, whatever the time, so that events counted over a whole run
+    /// (`perf stat` of a uprobe on `malloc` or `swift_retain`) divide into
+    /// a count per operation: two runs' difference over their ops.
+    static let fixedBatches = flag("batches").flatMap(Int.init)
+
+    /// Runs `body` (which does `batch` operations) until `seconds` have
+    /// passed (or ``fixedBatches`` are done).
     static func loop(seconds: Double, batch: Int, _ body: () throws -> Void) rethrows -> Measurement {
         let clock = ContinuousClock()
         let start = clock.now
@@ -16,7 +23,7 @@ struct Measurement {
         repeat {
             try body()
             ops += batch
-        } while clock.now < deadline
+        } while fixedBatches.map({ ops < $0 * batch }) ?? (clock.now < deadline)
         return Measurement(ops: ops, seconds: start.duration(to: clock.now).seconds)
     }
 
@@ -28,7 +35,7 @@ struct Measurement {
         repeat {
             try await body()
             ops += batch
-        } while clock.now < deadline
+        } while fixedBatches.map({ ops < $0 * batch }) ?? (clock.now < deadline)
         return Measurement(ops: ops, seconds: start.duration(to: clock.now).seconds)
     }
 

@@ -16,6 +16,9 @@
 //   AuthKitBenchmark tls-requests -base URL -seconds S -concurrency C   (batches of 200 GETs; trusts SSL_CERT_FILE)
 //   AuthKitBenchmark tls-transport-requests -base URL -seconds S -concurrency C   (the same, default transport alone)
 //   AuthKitBenchmark handoff -seconds S   (a task's round trip to a waiting thread and back)
+//
+// The looping modes also take -batches N: exactly N batches of operations in
+// the warm-up and in the timed loop, to count events per operation (perf).
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
