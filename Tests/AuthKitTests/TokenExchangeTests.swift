@@ -689,9 +689,7 @@ import Testing
         #expect(throws: AuthKitError.self) {
             try TokenResponseParser().parse(IncomingResponse(status: 200, body: body))
         }
-        var mapping = TokenResponseMapping.standard
-        mapping.requireTokenType = false
-        let relaxed = TokenResponseParser(mapping: mapping)
+        let relaxed = TokenResponseParser(mapping: .standard.requiringTokenType(false))
         #expect(try relaxed.parse(IncomingResponse(status: 200, body: body)).tokenType == nil)
     }
 
