@@ -75,20 +75,26 @@ package struct FlowTransport: Sendable {
         var secrets = request.secrets
         while true {
             let credentialed = authorize == nil || (!leftTheOrigin && current.target.origin == origin)
-            var outgoing = current
+            // The request before `authorize`, set aside while what it made
+            // goes in its place: the redirect below is worked out from it.
+            // Without `authorize`, the request itself goes (a copy of it made
+            // for every hop was a dozen reference counts raised and dropped
+            // per token call).
+            var unauthorized: OutgoingRequest?
             if credentialed {
                 guard current.target.allowsCredentials else {
                     throw AuthKitError.insecureTransport(url: current.displayURL)
                 }
                 if let authorize {
-                    outgoing = try await authorize(current)
-                    secrets += outgoing.secrets
+                    var made = try await authorize(current)
+                    made.addUserAgent()
+                    secrets += made.secrets
+                    swap(&current, &made)
+                    unauthorized = consume made
                 }
-
             }
-            // One the caller set (curl's -A, -H 'User-Agent: …') is kept.
-            // Appended, as none is there: assigning would search the fields again.
-            if !outgoing.head.headerFields.contains(.userAgent) { outgoing.head.headerFields.append(.authKitUserAgent) }
+            // On the request itself, for the hops after a redirect too.
+            if unauthorized == nil { current.addUserAgent() }
             // -v said nothing of a hop that went without the credential, so
             // an API's 401 after it read as the credential's refusal.
             let uncredentialed =
@@ -97,14 +103,16 @@ package struct FlowTransport: Sendable {
                 : leftTheOrigin && current.target.origin == origin
                     ? " (without the credential: the way back to \(origin) went through another origin)"
                     : " (without the credential, which goes only to \(origin))"
-            logger.debug("\(step.rawValue): \(outgoing.head.method.rawValue) \(outgoing.displayURL)\(uncredentialed)")
-            let (head, body) = try await Self.speakingOf(outgoing.displayURL) {
+            logger.debug("\(step.rawValue): \(current.head.method.rawValue) \(current.displayURL)\(uncredentialed)")
+            let (head, body) = try await Self.speakingOf(current.displayURL) {
                 if let parsedURLClient {
-                    try await parsedURLClient.send(outgoing.head, url: outgoing.url, body: outgoing.body)
+                    try await parsedURLClient.send(current.head, url: current.url, body: current.body)
                 } else {
-                    try await http.send(outgoing.head, body: outgoing.body)
+                    try await http.send(current.head, body: current.body)
                 }
             }
+            let carriedProof = current.head.headerFields.contains(DPoPProof.headerName)
+            if let unauthorized = consume unauthorized { current = unauthorized }
             let status = head.status.code
             logger.debug("\(step.rawValue): HTTP \(status)")
             // A transport reads past interim answers (100, 103); one that
@@ -135,7 +143,7 @@ package struct FlowTransport: Sendable {
             body.cancel()
             // RFC 9449 §9: a resource server may hand the next nonce out with
             // any answer, a redirect's too; the next hop's proof carries it.
-            if outgoing.head.headerFields.contains(DPoPProof.headerName) {
+            if carriedProof {
                 DPoPNonces.shared.remember(head.headerFields, for: current.target.origin, from: .resource)
             }
             // One Location (RFC 9110 §10.2.2): two were joined with ", " and

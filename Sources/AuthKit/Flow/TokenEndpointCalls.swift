@@ -590,7 +590,12 @@ final class TokenEndpointCalls: Sendable {
                 credential: previous, variables: self.variables(for: previous))
             request.secrets += secrets
             // A stored credential's token goes only where it was issued.
-            if let issued = previous ?? stored { try self.checkOrigin(of: request, for: issued) }
+            // (Each looked at where it is: `previous ?? stored` made a copy.)
+            if let previous {
+                try self.checkOrigin(of: request, for: previous)
+            } else if let stored {
+                try self.checkOrigin(of: request, for: stored)
+            }
             return request
         }
         let fields = try parse(response, with: parser, mapping: token.response, previous: previous)

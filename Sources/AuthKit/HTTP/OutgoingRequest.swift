@@ -61,6 +61,13 @@ package struct OutgoingRequest: Sendable {
         head.headerFields[fieldName] = value
     }
 
+    /// AuthKit's `User-Agent`, unless the caller set one (curl's `-A`, `-H
+    /// 'User-Agent: …'`). Appended, as none is there: assigning would search
+    /// the fields again.
+    package mutating func addUserAgent() {
+        if !head.headerFields.contains(.userAgent) { head.headerFields.append(.authKitUserAgent) }
+    }
+
     /// Removes every header named `name`.
     package mutating func removeHeader(_ name: String) {
         guard let fieldName = HTTPField.Name(name) else { return }
