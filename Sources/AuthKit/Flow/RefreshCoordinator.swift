@@ -151,43 +151,26 @@ final class RefreshCoordinator: @unchecked Sendable {
         if leads {
             // Started outside the lock; task-local values (a deadline scope,
             // a store's lock) go with it, the caller's cancellation does not.
-            let run: @Sendable () async -> Void = { [self] in
-                let result: Result<Credential, any Error>
-                do {
-                    // Its requests' deadlines cancel this task itself (nobody awaits it but through the flight).
-                    result = .success(
-                        try await DedicatedTask.$current.withValue(flight.dedicated) { try await operation() })
-                } catch {
-                    result = .failure(error)
-                }
-                // Ended under the coordinator's lock (its order: this lock,
-                // then the outcome's, as a caller joins), so that no caller
-                // starts a refresh of the spent token between the flight
-                // being forgotten and its answer being remembered.
-                lock.withLock {
-                    if let index = inFlight.index(forKey: key), inFlight.values[index].outcome === flight.outcome {
-                        inFlight.remove(at: index)
-                    }
-                    let taken = flight.outcome.end(with: result)
-                    if !taken, spendsRefreshToken, case .success(let renewed) = result,
-                        let new = renewed.refreshToken, !ExactText.same(new, key.token)
-                    {
-                        remember(renewed, spending: key)
-                    }
-                }
-            }
+            // One closure (the task's), its work a method: a closure made
+            // for the work and another for the task was one allocation more.
             // Started on this thread (SE-0472) where the runtime has it: a
             // task enqueued instead woke another thread, twice the library
             // work of a refresh (the `refresh-library` benchmark row).
             let task: Task<Void, Never>
             #if compiler(>=6.2)
                 if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-                    task = Task.immediate { await run() }
+                    task = Task.immediate { [self] in
+                        await fly(flight, key: key, spendsRefreshToken: spendsRefreshToken, operation: operation)
+                    }
                 } else {
-                    task = Task { await run() }
+                    task = Task { [self] in
+                        await fly(flight, key: key, spendsRefreshToken: spendsRefreshToken, operation: operation)
+                    }
                 }
             #else
-                task = Task { await run() } // Task.immediate arrived with Swift 6.2
+                task = Task { [self] in // Task.immediate arrived with Swift 6.2
+                    await fly(flight, key: key, spendsRefreshToken: spendsRefreshToken, operation: operation)
+                }
             #endif
             // Cancelled already if a request's deadline passed before the task existed.
             flight.dedicated.attach(task)
@@ -199,6 +182,36 @@ final class RefreshCoordinator: @unchecked Sendable {
         // cancelled request says); the flight goes on, and is forgotten when it ends.
         let result = await flight.outcome.wait(ticket) ?? .failure(AuthKitError.cancelled)
         return (result, leads)
+    }
+
+    /// A flight's work, in its own task: `operation`, then the outcome
+    /// handed to the callers and the flight forgotten.
+    private func fly(
+        _ flight: Flight, key: Key, spendsRefreshToken: Bool,
+        operation: @Sendable () async throws -> Credential
+    ) async {
+        let result: Result<Credential, any Error>
+        do {
+            // Its requests' deadlines cancel this task itself (nobody awaits it but through the flight).
+            result = .success(try await DedicatedTask.$current.withValue(flight.dedicated) { try await operation() })
+        } catch {
+            result = .failure(error)
+        }
+        // Ended under the coordinator's lock (its order: this lock, then the
+        // outcome's, as a caller joins), so that no caller starts a refresh
+        // of the spent token between the flight being forgotten and its
+        // answer being remembered.
+        lock.withLock {
+            if let index = inFlight.index(forKey: key), inFlight.values[index].outcome === flight.outcome {
+                inFlight.remove(at: index)
+            }
+            let taken = flight.outcome.end(with: result)
+            if !taken, spendsRefreshToken, case .success(let renewed) = result,
+                let new = renewed.refreshToken, !ExactText.same(new, key.token)
+            {
+                remember(renewed, spending: key)
+            }
+        }
     }
 
     /// Keeps `renewed` for callers with the refresh token it spent. Under `lock`.

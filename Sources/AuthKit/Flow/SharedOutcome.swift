@@ -37,7 +37,7 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     // outcomes (a refresh, a key set's fetch), and a hashed collection's
     // storage, made and freed per refresh, was a measurable part of one.
     /// Callers that joined and have not left: waiting already, or about to.
-    private var present: [UInt64] = []
+    private var present = Tickets()
     private var waiters: [(ticket: UInt64, waiter: Waiter)] = []
     private var lastTicket: UInt64 = 0
 
@@ -48,7 +48,7 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     package func join() -> Ticket {
         lock.withLock {
             lastTicket += 1
-            present.append(lastTicket)
+            present.insert(lastTicket)
             return Ticket(number: lastTicket)
         }
     }
@@ -97,8 +97,7 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     /// nothing changes: it is the caller's). Leaving twice is leaving once.
     package func leave(_ ticket: Ticket) {
         let waiter = lock.withLock { () -> Waiter? in
-            guard outcome == nil, let index = present.firstIndex(of: ticket.number) else { return nil }
-            present.remove(at: index)
+            guard outcome == nil, present.remove(ticket.number) else { return nil }
             return waiters.firstIndex { $0.ticket == ticket.number }.map { waiters.remove(at: $0).waiter }
         }
         waiter?.resume(returning: nil)
@@ -126,4 +125,32 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     /// Callers waiting now (joined, in ``wait(_:)``, not left): for a test
     /// to know they are all there before it lets the outcome come.
     package var waiting: Int { lock.withLock { waiters.count } }
+
+    /// Ticket numbers (from 1), the first held in place: most outcomes have
+    /// one caller, and a list's storage for it, made and freed each time,
+    /// was one allocation of every refresh (counted).
+    private struct Tickets {
+        /// 0: none.
+        private var first: UInt64 = 0
+        private var others: [UInt64] = []
+
+        var isEmpty: Bool { first == 0 && others.isEmpty }
+
+        func contains(_ number: UInt64) -> Bool { first == number || others.contains(number) }
+
+        mutating func insert(_ number: UInt64) {
+            if first == 0 { first = number } else { others.append(number) }
+        }
+
+        /// Whether `number` was there.
+        mutating func remove(_ number: UInt64) -> Bool {
+            if first == number {
+                first = 0
+                return true
+            }
+            guard let index = others.firstIndex(of: number) else { return false }
+            others.remove(at: index)
+            return true
+        }
+    }
 }
