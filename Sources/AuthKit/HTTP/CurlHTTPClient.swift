@@ -243,7 +243,7 @@
             // and the request sent with only some of its fields.
             var complete = true
             func add(_ line: String) {
-                guard complete, let longer = authkit_curl_slist_append(headers, line) else {
+                guard complete, let longer = line.withCString({ authkit_curl_slist_append(headers, $0) }) else {
                     complete = false
                     return
                 }
@@ -272,14 +272,22 @@
             }
 
             let context = Unmanaged.passUnretained(self).toOpaque()
-            _ = authkit_curl_set_pointer(handle, CURLOPT_URL, url.absoluteString)
+            // A text option, handed over in place (libcurl copies it, as it
+            // does every string option since 7.17): a String passed as a C
+            // pointer is copied into an array first, an allocation per
+            // option per request (counted). nil clears the option.
+            func setText(_ option: CURLoption, _ text: String?) -> CURLcode {
+                guard let text else { return authkit_curl_set_pointer(handle, option, nil) }
+                return text.withCString { authkit_curl_set_pointer(handle, option, $0) }
+            }
+            _ = setText(CURLOPT_URL, url.absoluteString)
             // The path as given: libcurl otherwise removes `.` and `..`
             // segments, and an OAuth 1.0a signature is over the path given
             // (RFC 5849 §3.4.1.2), as is whatever the caller meant.
             _ = authkit_curl_set_long(handle, CURLOPT_PATH_AS_IS, 1)
             // http and https only, whatever the URL or a redirect says. Before
             // libcurl 7.85 the option is unknown: the older bitmask then.
-            if authkit_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK {
+            if setText(CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK {
                 _ = authkit_curl_set_long(handle, CURLOPT_PROTOCOLS, Int(CURLPROTO_HTTP | CURLPROTO_HTTPS))
             }
             // Through an https proxy, the proxy's answer to CONNECT ("200
@@ -292,8 +300,8 @@
             // this libcurl's built-in CA path would still be trusted.
             let authorities = CertificateAuthorities.environment
             if authorities.file != nil || authorities.directory != nil {
-                _ = authkit_curl_set_pointer(handle, CURLOPT_CAINFO, authorities.file)
-                _ = authkit_curl_set_pointer(handle, CURLOPT_CAPATH, authorities.directory)
+                _ = setText(CURLOPT_CAINFO, authorities.file)
+                _ = setText(CURLOPT_CAPATH, authorities.directory)
             }
             if url.isLoopback {
                 // This machine is reached directly. libcurl sends through the
@@ -301,12 +309,12 @@
                 // a plain-http loopback request, which AuthKit sends a
                 // credential over because it stays here, left the machine in
                 // the clear (and reached the proxy's own 127.0.0.1, not this one).
-                _ = authkit_curl_set_pointer(handle, CURLOPT_NOPROXY, "*")
+                _ = setText(CURLOPT_NOPROXY, "*")
             }
             _ = authkit_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
             _ = authkit_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
             // every decoding libcurl has; bounded below
-            _ = authkit_curl_set_pointer(handle, CURLOPT_ACCEPT_ENCODING, "")
+            _ = setText(CURLOPT_ACCEPT_ENCODING, "")
             _ = authkit_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, timeoutSeconds)
             _ = authkit_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
             _ = authkit_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, timeoutSeconds)
@@ -328,9 +336,9 @@
                     _ = authkit_curl_set_pointer(
                         handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1))
                 }
-                _ = authkit_curl_set_pointer(handle, CURLOPT_CUSTOMREQUEST, method)
+                _ = setText(CURLOPT_CUSTOMREQUEST, method)
             } else if method != "GET" {
-                _ = authkit_curl_set_pointer(handle, CURLOPT_CUSTOMREQUEST, method)
+                _ = setText(CURLOPT_CUSTOMREQUEST, method)
             }
             _ = authkit_curl_set_data_callback(handle, CURLOPT_HEADERFUNCTION) { buffer, size, count, context in
                 let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
