@@ -18,6 +18,19 @@ import Testing
         return outcome
     }
 
+    /// The status code is the three digits after the version and one space
+    /// (RFC 9112 §4), read in place.
+    @Test func aStatusLinesCodeIsThreeDigits() {
+        let codes: [(String, Int?)] = [
+            ("HTTP/1.1 200 OK", 200), ("HTTP/1.1 404", 404), ("HTTP/2 999 x y", 999), ("HTTP/1.1 099 Low", nil),
+            ("HTTP/1.1 2000 OK", nil), ("HTTP/1.1  200 OK", nil), ("HTTP/1.1 20 OK", nil), ("HTTP/1.1 2x0 OK", nil),
+            ("HTTP/1.1", nil), ("HTTP/1.1 ", nil), ("HTTP/1.1 200\tOK", nil),
+        ]
+        for (line, code) in codes {
+            #expect(ResponseHeadReader.statusCode(inStatusLine: line) == code, "\(line)")
+        }
+    }
+
     /// A line shaped as a status line is one only as a head's first line:
     /// after an interim head's blank line it starts the final head; inside
     /// a head it is a line that is no field, passed over, and the fields

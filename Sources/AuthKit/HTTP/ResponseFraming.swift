@@ -26,26 +26,62 @@ extension HTTPFields {
     /// error" (it is how responses are smuggled past a reader that goes by
     /// the length). libcurl went by the encoding and kept the connection.
     package var framingProblem: String? {
-        var lengths = Set<String>()
-        for field in self[values: .contentLength] {
-            // A list of the same length is one length (RFC 9110 §8.6), and
-            // empty list elements are nothing (§5.6.1).
-            let listed = field.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
-            guard !listed.isEmpty, listed.allSatisfy({ $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }) else {
+        // Read in place: every answer is checked, and lists and a set made
+        // for it were five allocations a request (counted). A set is made
+        // only once two lengths differ, to say how many there are.
+        var length: Substring?
+        var differing: Set<Substring>?
+        for field in self where field.name == .contentLength {
+            let value = Substring(field.value)
+            var listed = false
+            var numeric = true
+            var start = value.startIndex
+            while true {
+                let end = value[start...].firstIndex(of: ",") ?? value.endIndex
+                // A list of the same length is one length (RFC 9110 §8.6),
+                // and empty list elements are nothing (§5.6.1).
+                let element = Self.spacesTrimmed(value[start..<end])
+                if !element.isEmpty {
+                    guard element.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                        numeric = false
+                        break
+                    }
+                    listed = true
+                    if let first = length {
+                        if differing != nil {
+                            differing!.insert(element)
+                        } else if first != element {
+                            differing = [first, element]
+                        }
+                    } else {
+                        length = element
+                    }
+                }
+                guard end != value.endIndex else { break }
+                start = value.index(after: end)
+            }
+            guard listed, numeric else {
                 // Not quoted: the value is the server's.
                 return
                     "the answer gives a Content-Length that is not a number (RFC 9110 §8.6: digits only), so where its body ends cannot be known; it was refused"
             }
-            lengths.formUnion(listed)
         }
-        if lengths.count > 1 {
+        let lengths = differing?.count ?? (length == nil ? 0 : 1)
+        if lengths > 1 {
             return
-                "the answer gives \(lengths.count) different Content-Lengths, so where its body ends cannot be known; it was refused"
+                "the answer gives \(lengths) different Content-Lengths, so where its body ends cannot be known; it was refused"
         }
-        if !lengths.isEmpty, self[.transferEncoding] != nil {
+        if lengths > 0, self[.transferEncoding] != nil {
             return
                 "the answer gives both a Content-Length and a Transfer-Encoding, so readers would disagree on where its body ends (RFC 9112 §6.3); it was refused"
         }
         return nil
+    }
+
+    /// `text` without the spaces around it (as ``StringProtocol/trimmingSpaces()``), still a slice.
+    private static func spacesTrimmed(_ text: Substring) -> Substring {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.isSpace }) else { return text[text.endIndex...] }
+        return text[first..<scalars.index(after: scalars.lastIndex(where: { !$0.isSpace })!)]
     }
 }

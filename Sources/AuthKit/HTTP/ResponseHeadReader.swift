@@ -131,11 +131,19 @@ struct ResponseHeadReader {
     /// digits after the version and one space, 100 to 999; nil for
     /// anything else (RFC 9112 §4: `status-code = 3DIGIT`).
     static func statusCode(inStatusLine line: String) -> Int? {
-        let parts = line.utf8.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2, parts[1].count == 3,
-            parts[1].allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
-        else { return nil }
-        let code = parts[1].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        // Read in place (splitting the line made a list of its parts per answer).
+        let bytes = line.utf8
+        guard let space = bytes.firstIndex(of: UInt8(ascii: " ")) else { return nil }
+        var code = 0
+        var index = bytes.index(after: space)
+        for _ in 0..<3 {
+            guard index != bytes.endIndex, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9")
+            else { return nil }
+            code = code * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+            index = bytes.index(after: index)
+        }
+        // The three digits end the line, or a space does.
+        guard index == bytes.endIndex || bytes[index] == UInt8(ascii: " ") else { return nil }
         return code >= 100 ? code : nil
     }
 }

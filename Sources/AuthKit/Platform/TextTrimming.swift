@@ -49,12 +49,14 @@ extension StringProtocol {
     /// `trimmingCharacters(in: .whitespacesAndNewlines)`.
     package func trimmingSpacesAndNewlines() -> String { trimming { $0.isSpaceOrNewline } }
 
+    /// The bounds found on `self`, then one string made of what is between
+    /// them: a slice made a string first, and then its trimmed part another,
+    /// was two allocations for every header value (counted per request).
     private func trimming(_ drop: (Unicode.Scalar) -> Bool) -> String {
-        let string = String(self)
-        let scalars = string.unicodeScalars
+        let scalars = unicodeScalars
         guard let first = scalars.firstIndex(where: { !drop($0) }) else { return "" }
-        let last = scalars.lastIndex(where: { !drop($0) })!
-        if first == scalars.startIndex, scalars.index(after: last) == scalars.endIndex { return string }
-        return String(scalars[first...last])
+        let end = scalars.index(after: scalars.lastIndex(where: { !drop($0) })!)
+        if first == scalars.startIndex, end == scalars.endIndex { return String(self) }
+        return String(self[first..<end])
     }
 }
