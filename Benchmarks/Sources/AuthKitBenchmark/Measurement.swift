@@ -45,6 +45,17 @@ struct Measurement {
         seconds: Double, concurrency: Int, _ operation: @escaping @Sendable () async throws -> Void
     ) async throws -> Measurement {
         let clock = ContinuousClock()
+        // Counting (``fixedBatches``): each task does N batches of ten, no warm-up.
+        if let batches = fixedBatches {
+            let start = clock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<concurrency {
+                    group.addTask { for _ in 0..<batches * 10 { try await operation() } }
+                }
+                try await group.waitForAll()
+            }
+            return Measurement(ops: batches * 10 * concurrency, seconds: start.duration(to: clock.now).seconds)
+        }
         let start = clock.now.advanced(by: .milliseconds(200))
         let deadline = start.advanced(by: .milliseconds(Int(seconds * 1000)))
         let ops = try await withThrowingTaskGroup(of: Int.self) { group in
