@@ -40,7 +40,7 @@ extension HTTPFields {
                 let end = value[start...].firstIndex(of: ",") ?? value.endIndex
                 // A list of the same length is one length (RFC 9110 §8.6),
                 // and empty list elements are nothing (§5.6.1).
-                let element = Self.spacesTrimmed(value[start..<end])
+                let element = value[start..<end].slicedTrimmingSpaces()
                 if !element.isEmpty {
                     guard element.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
                         numeric = false
@@ -76,12 +76,5 @@ extension HTTPFields {
                 "the answer gives both a Content-Length and a Transfer-Encoding, so readers would disagree on where its body ends (RFC 9112 §6.3); it was refused"
         }
         return nil
-    }
-
-    /// `text` without the spaces around it (as ``StringProtocol/trimmingSpaces()``), still a slice.
-    private static func spacesTrimmed(_ text: Substring) -> Substring {
-        let scalars = text.unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.isSpace }) else { return text[text.endIndex...] }
-        return text[first..<scalars.index(after: scalars.lastIndex(where: { !$0.isSpace })!)]
     }
 }

@@ -49,14 +49,23 @@ extension StringProtocol {
     /// `trimmingCharacters(in: .whitespacesAndNewlines)`.
     package func trimmingSpacesAndNewlines() -> String { trimming { $0.isSpaceOrNewline } }
 
+    /// `trimmingSpaces()` as a slice of `self`: nothing allocated, for a
+    /// check that only reads the trimmed text (a header's `Content-Length`).
+    package func slicedTrimmingSpaces() -> SubSequence { self[trimmedBounds { $0.isSpace }] }
+
     /// The bounds found on `self`, then one string made of what is between
     /// them: a slice made a string first, and then its trimmed part another,
     /// was two allocations for every header value (counted per request).
     private func trimming(_ drop: (Unicode.Scalar) -> Bool) -> String {
+        let bounds = trimmedBounds(drop)
+        return bounds == startIndex..<endIndex ? String(self) : String(self[bounds])
+    }
+
+    /// Where `self` starts and ends once the scalars `drop` names are left
+    /// off both ends (an empty range when nothing else is there).
+    private func trimmedBounds(_ drop: (Unicode.Scalar) -> Bool) -> Range<Index> {
         let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !drop($0) }) else { return "" }
-        let end = scalars.index(after: scalars.lastIndex(where: { !drop($0) })!)
-        if first == scalars.startIndex, end == scalars.endIndex { return String(self) }
-        return String(self[first..<end])
+        guard let first = scalars.firstIndex(where: { !drop($0) }) else { return endIndex..<endIndex }
+        return first..<scalars.index(after: scalars.lastIndex(where: { !drop($0) })!)
     }
 }
