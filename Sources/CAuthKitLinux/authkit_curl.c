@@ -8,6 +8,7 @@
 #include "authkit_loader.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <stdlib.h>
@@ -17,7 +18,10 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <time.h>
 
 // The sonames libcurl4 and its -dev package install, in the order tried.
 static const char *const library_names[] = {"libcurl.so.4", "libcurl.so"};
@@ -36,6 +40,14 @@ static struct {
     CURLSH *(*share_init)(void);
     CURLSHcode (*share_setopt)(CURLSH *share, CURLSHoption option, ...);
     CURLSHcode (*share_cleanup)(CURLSH *share);
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_setopt)(CURLM *multi, CURLMoption option, ...);
+    CURLMcode (*multi_add_handle)(CURLM *multi, CURL *handle);
+    CURLMcode (*multi_remove_handle)(CURLM *multi, CURL *handle);
+    CURLMcode (*multi_socket_action)(CURLM *multi, curl_socket_t socket, int mask, int *running);
+    CURLMsg *(*multi_info_read)(CURLM *multi, int *left);
+    CURLMcode (*multi_assign)(CURLM *multi, curl_socket_t socket, void *pointer);
+    const char *(*multi_strerror)(CURLMcode code);
 } api;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -68,7 +80,15 @@ static void load(void) {
         resolve(library, (void **)&api.slist_free_all, "curl_slist_free_all") ||
         resolve(library, (void **)&api.share_init, "curl_share_init") ||
         resolve(library, (void **)&api.share_setopt, "curl_share_setopt") ||
-        resolve(library, (void **)&api.share_cleanup, "curl_share_cleanup")) {
+        resolve(library, (void **)&api.share_cleanup, "curl_share_cleanup") ||
+        resolve(library, (void **)&api.multi_init, "curl_multi_init") ||
+        resolve(library, (void **)&api.multi_setopt, "curl_multi_setopt") ||
+        resolve(library, (void **)&api.multi_add_handle, "curl_multi_add_handle") ||
+        resolve(library, (void **)&api.multi_remove_handle, "curl_multi_remove_handle") ||
+        resolve(library, (void **)&api.multi_socket_action, "curl_multi_socket_action") ||
+        resolve(library, (void **)&api.multi_info_read, "curl_multi_info_read") ||
+        resolve(library, (void **)&api.multi_assign, "curl_multi_assign") ||
+        resolve(library, (void **)&api.multi_strerror, "curl_multi_strerror")) {
         return;
     }
     CURLcode code = api.global_init(CURL_GLOBAL_DEFAULT);
@@ -121,6 +141,7 @@ void authkit_curl_easy_cleanup(CURL *handle) { api.easy_cleanup(handle); }
 void authkit_curl_easy_reset(CURL *handle) { api.easy_reset(handle); }
 CURLcode authkit_curl_easy_perform(CURL *handle) { return api.easy_perform(handle); }
 const char *authkit_curl_easy_strerror(CURLcode code) { return api.easy_strerror(code); }
+const char *authkit_curl_multi_strerror(CURLMcode code) { return api.multi_strerror(code); }
 struct curl_slist *authkit_curl_slist_append(struct curl_slist *list, const char *string) { return api.slist_append(list, string); }
 void authkit_curl_slist_free_all(struct curl_slist *list) { api.slist_free_all(list); }
 
@@ -188,6 +209,373 @@ void authkit_curl_share_free(struct authkit_curl_share *shared) {
 
 CURLcode authkit_curl_use_share(CURL *handle, struct authkit_curl_share *shared) {
     return api.easy_setopt(handle, CURLOPT_SHARE, shared == NULL ? NULL : shared->share);
+}
+
+// MARK: - The event loop
+
+enum { JOB_IDLE, JOB_PENDING, JOB_ACTIVE, JOB_ENDED };
+
+// Handles kept with their jobs for the next transfers; past this many idle
+// ones, a handed-back job keeps no handle (its connections are the multi's).
+enum { KEPT_IDLE_HANDLES = 32 };
+// While transfers run, and for a few rounds after the last, the loop wakes
+// at least once a second: libcurl's own timers (the low-speed check, a
+// transfer's timeout) then need no wake-up from the thread that set them.
+enum { LINGER_MS = 1000, LINGER_ROUNDS = 5 };
+static const long long NEVER = -1;
+
+struct authkit_curl_loop {
+    pthread_mutex_t lock;
+    CURLM *multi;
+    int epoll;
+    int wake;
+    pthread_t thread;
+    authkit_curl_done_callback done;
+    // When libcurl asked to be called for its timers (NEVER: not at all),
+    // and when the loop will wake by itself.
+    long long timer_due;
+    long long planned_wake;
+    int active;
+    int idle_rounds;
+    struct authkit_curl_job *idle;
+    int idle_handles;
+    // Jobs ended in the current call, their `done` still to run.
+    struct authkit_curl_job *ended;
+    // Jobs added while another thread held the lock, for the loop's thread
+    // to start (under `queue`, taken alone or inside `lock`).
+    pthread_mutex_t queue;
+    struct authkit_curl_job *pending;
+};
+
+// Set while this thread is inside a libcurl call on a loop's multi handle
+// (its callbacks run then, under the lock).
+static __thread int driving_here;
+
+static long long now_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static void wake_loop(struct authkit_curl_loop *loop) {
+    uint64_t one = 1;
+    (void)!write(loop->wake, &one, sizeof one);
+}
+
+// libcurl's CURLMOPT_SOCKETFUNCTION: which sockets the loop waits on, for what.
+static int on_socket(CURL *easy, curl_socket_t socket, int what, void *user, void *assigned) {
+    (void)easy;
+    struct authkit_curl_loop *loop = user;
+    if (what == CURL_POLL_REMOVE) {
+        (void)epoll_ctl(loop->epoll, EPOLL_CTL_DEL, socket, NULL);
+        api.multi_assign(loop->multi, socket, NULL);
+        return 0;
+    }
+    struct epoll_event event = {0};
+    event.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
+    event.data.fd = socket;
+    if (assigned != NULL) {
+        if (epoll_ctl(loop->epoll, EPOLL_CTL_MOD, socket, &event) == 0) return 0;
+    }
+    if (epoll_ctl(loop->epoll, EPOLL_CTL_ADD, socket, &event) != 0 && errno == EEXIST) {
+        (void)epoll_ctl(loop->epoll, EPOLL_CTL_MOD, socket, &event);
+    }
+    api.multi_assign(loop->multi, socket, (void *)1);
+    return 0;
+}
+
+// libcurl's CURLMOPT_TIMERFUNCTION: when to call it for its timers.
+static int on_timer(CURLM *multi, long timeout, void *user) {
+    (void)multi;
+    struct authkit_curl_loop *loop = user;
+    loop->timer_due = timeout < 0 ? NEVER : now_ms() + timeout;
+    return 0;
+}
+
+// Under the lock, on a thread other than the loop's, after a libcurl call:
+// a timer libcurl set sooner than the loop wakes by itself wakes it now.
+static void wake_for_timer(struct authkit_curl_loop *loop) {
+    if (loop->timer_due != NEVER && (loop->planned_wake == NEVER || loop->timer_due < loop->planned_wake)) {
+        loop->planned_wake = loop->timer_due;
+        wake_loop(loop);
+    }
+}
+
+// Under the lock, after a libcurl call: each transfer that ended leaves the
+// multi handle and waits for its `done`.
+static void reap(struct authkit_curl_loop *loop) {
+    CURLMsg *message;
+    int left;
+    while ((message = api.multi_info_read(loop->multi, &left)) != NULL) {
+        if (message->msg != CURLMSG_DONE) continue;
+        CURL *easy = message->easy_handle;
+        CURLcode code = message->data.result;
+        struct authkit_curl_job *job = NULL;
+        api.easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&job);
+        api.multi_remove_handle(loop->multi, easy);
+        loop->active -= 1;
+        if (job == NULL) continue;
+        job->state = JOB_ENDED;
+        job->code = code;
+        job->next = loop->ended;
+        loop->ended = job;
+    }
+}
+
+static struct authkit_curl_job *take_ended(struct authkit_curl_loop *loop) {
+    struct authkit_curl_job *ended = loop->ended;
+    loop->ended = NULL;
+    return ended;
+}
+
+// Outside the lock: runs `done` for the transfers reap() collected (each
+// `done` may hand its job back, so the next one is read first).
+static void finish_ended(struct authkit_curl_loop *loop, struct authkit_curl_job *ended) {
+    while (ended != NULL) {
+        struct authkit_curl_job *job = ended;
+        ended = job->next;
+        job->next = NULL;
+        loop->done(job->context, job->code);
+    }
+}
+
+// Under the lock: lets libcurl act on a socket (or on its timers), then
+// collects the transfers that ended.
+static void drive(struct authkit_curl_loop *loop, curl_socket_t socket, int mask) {
+    int running;
+    driving_here = 1;
+    api.multi_socket_action(loop->multi, socket, mask, &running);
+    driving_here = 0;
+    reap(loop);
+}
+
+// Under the lock: adds the job's handle to the multi handle; libcurl asks
+// for its timer at once, and the caller drives it.
+static CURLMcode start_job(struct authkit_curl_loop *loop, struct authkit_curl_job *job) {
+    api.easy_setopt(job->easy, CURLOPT_PRIVATE, job);
+    CURLMcode added = api.multi_add_handle(loop->multi, job->easy);
+    if (added == CURLM_OK) {
+        job->state = JOB_ACTIVE;
+        loop->active += 1;
+    }
+    return added;
+}
+
+// Under the lock, on the loop's thread: starts the jobs queued by threads
+// that found the lock taken. One that cannot start ends at once.
+static void start_pending(struct authkit_curl_loop *loop) {
+    pthread_mutex_lock(&loop->queue);
+    struct authkit_curl_job *pending = loop->pending;
+    loop->pending = NULL;
+    pthread_mutex_unlock(&loop->queue);
+    if (pending == NULL) return;
+    while (pending != NULL) {
+        struct authkit_curl_job *job = pending;
+        pending = job->next;
+        job->next = NULL;
+        CURLMcode added = start_job(loop, job);
+        if (added != CURLM_OK) {
+            job->state = JOB_ENDED;
+            job->code = CURLE_FAILED_INIT;
+            job->next = loop->ended;
+            loop->ended = job;
+        }
+    }
+    drive(loop, CURL_SOCKET_TIMEOUT, 0);
+}
+
+static void *run_loop(void *raw) {
+    struct authkit_curl_loop *loop = raw;
+    struct epoll_event events[16];
+    int ready = -1;
+    for (;;) {
+        pthread_mutex_lock(&loop->lock);
+        start_pending(loop);
+        long long now = now_ms();
+        // libcurl's timers when due, and once a second while transfers
+        // run whatever it said (a timer it did not report is not missed).
+        if ((loop->timer_due != NEVER && loop->timer_due <= now) || (ready == 0 && loop->active > 0)) {
+            loop->timer_due = NEVER;
+            drive(loop, CURL_SOCKET_TIMEOUT, 0);
+            now = now_ms();
+        }
+        if (loop->active > 0) {
+            loop->idle_rounds = 0;
+        } else if (loop->idle_rounds < LINGER_ROUNDS) {
+            loop->idle_rounds += 1;
+        }
+        long long wake = loop->timer_due;
+        if (loop->active > 0 || loop->idle_rounds < LINGER_ROUNDS) {
+            if (wake == NEVER || wake > now + LINGER_MS) wake = now + LINGER_MS;
+        }
+        loop->planned_wake = wake;
+        struct authkit_curl_job *ended = take_ended(loop);
+        pthread_mutex_unlock(&loop->lock);
+        finish_ended(loop, ended);
+
+        int timeout = wake == NEVER ? -1 : (int)(wake > now ? wake - now : 0);
+        ready = epoll_wait(loop->epoll, events, 16, timeout);
+
+        pthread_mutex_lock(&loop->lock);
+        for (int i = 0; i < ready; i++) {
+            if (events[i].data.fd == loop->wake) {
+                uint64_t count;
+                (void)!read(loop->wake, &count, sizeof count);
+                continue;
+            }
+            int mask = (events[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
+                       (events[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+                       (events[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+            drive(loop, events[i].data.fd, mask);
+        }
+        start_pending(loop);
+        pthread_mutex_unlock(&loop->lock);
+    }
+    return NULL;
+}
+
+struct authkit_curl_loop *authkit_curl_loop_new(long keptConnections, authkit_curl_done_callback done,
+                                                const char *threadName, char *error, size_t size) {
+    struct authkit_curl_loop *loop = calloc(1, sizeof *loop);
+    if (loop == NULL) {
+        snprintf(error, size, "out of memory");
+        return NULL;
+    }
+    loop->done = done;
+    loop->timer_due = NEVER;
+    loop->planned_wake = NEVER;
+    loop->epoll = epoll_create1(EPOLL_CLOEXEC);
+    loop->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    loop->multi = api.multi_init();
+    if (loop->epoll < 0 || loop->wake < 0 || loop->multi == NULL) {
+        snprintf(error, size, "%s", loop->multi == NULL ? "curl_multi_init failed" : strerror(errno));
+        goto failed;
+    }
+    struct epoll_event event = {.events = EPOLLIN, .data.fd = loop->wake};
+    if (epoll_ctl(loop->epoll, EPOLL_CTL_ADD, loop->wake, &event) != 0) {
+        snprintf(error, size, "%s", strerror(errno));
+        goto failed;
+    }
+    api.multi_setopt(loop->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    api.multi_setopt(loop->multi, CURLMOPT_SOCKETDATA, loop);
+    api.multi_setopt(loop->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    api.multi_setopt(loop->multi, CURLMOPT_TIMERDATA, loop);
+    api.multi_setopt(loop->multi, CURLMOPT_MAXCONNECTS, keptConnections);
+    pthread_mutex_init(&loop->lock, NULL);
+    pthread_mutex_init(&loop->queue, NULL);
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    int started = pthread_create(&loop->thread, &attributes, run_loop, loop);
+    pthread_attr_destroy(&attributes);
+    if (started != 0) {
+        snprintf(error, size, "no thread could be started (%s)", strerror(started));
+        pthread_mutex_destroy(&loop->lock);
+        pthread_mutex_destroy(&loop->queue);
+        goto failed;
+    }
+    (void)pthread_setname_np(loop->thread, threadName);
+    return loop;
+failed:
+    if (loop->epoll >= 0) close(loop->epoll);
+    if (loop->wake >= 0) close(loop->wake);
+    free(loop);
+    return NULL;
+}
+
+struct authkit_curl_job *authkit_curl_loop_take(struct authkit_curl_loop *loop) {
+    // A stale cancel may still read a reused job's state and context (and
+    // find neither its own): they change under the lock only.
+    pthread_mutex_lock(&loop->lock);
+    struct authkit_curl_job *job = loop->idle;
+    if (job != NULL) {
+        loop->idle = job->next;
+        job->next = NULL;
+        if (job->easy != NULL) loop->idle_handles -= 1;
+    }
+    pthread_mutex_unlock(&loop->lock);
+    if (job == NULL) {
+        job = calloc(1, sizeof *job);
+        if (job == NULL) return NULL;
+    }
+    if (job->easy == NULL) job->easy = api.easy_init();
+    return job;
+}
+
+CURLMcode authkit_curl_loop_add(struct authkit_curl_loop *loop, struct authkit_curl_job *job, void *context) {
+    // Another thread drives the multi handle (the loop reading answers, or
+    // a caller sending): the job is queued for the loop, and this thread,
+    // one of Swift's few cooperative ones, does not wait on the lock.
+    if (pthread_mutex_trylock(&loop->lock) != 0) {
+        pthread_mutex_lock(&loop->queue);
+        job->context = context;
+        job->state = JOB_PENDING;
+        job->next = loop->pending;
+        loop->pending = job;
+        pthread_mutex_unlock(&loop->queue);
+        wake_loop(loop);
+        return CURLM_OK;
+    }
+    pthread_mutex_lock(&loop->queue);
+    job->context = context;
+    pthread_mutex_unlock(&loop->queue);
+    CURLMcode added = start_job(loop, job);
+    if (added == CURLM_OK) {
+        // Started here: libcurl asked for its timer at once (0 ms).
+        drive(loop, CURL_SOCKET_TIMEOUT, 0);
+        wake_for_timer(loop);
+    }
+    struct authkit_curl_job *ended = take_ended(loop);
+    pthread_mutex_unlock(&loop->lock);
+    finish_ended(loop, ended);
+    return added;
+}
+
+int authkit_curl_loop_cancel(struct authkit_curl_loop *loop, struct authkit_curl_job *job, void *context) {
+    // Inside a callback, with the lock held: libcurl forbids removing a handle there.
+    if (driving_here) return 0;
+    pthread_mutex_lock(&loop->lock);
+    int stopped = 0;
+    pthread_mutex_lock(&loop->queue);
+    if (job->state == JOB_PENDING && job->context == context) {
+        struct authkit_curl_job **link = &loop->pending;
+        while (*link != NULL && *link != job) link = &(*link)->next;
+        if (*link == job) *link = job->next;
+        job->next = NULL;
+        job->state = JOB_ENDED;
+        stopped = 1;
+    } else if (job->state == JOB_ACTIVE && job->context == context) {
+        api.multi_remove_handle(loop->multi, job->easy);
+        loop->active -= 1;
+        job->state = JOB_ENDED;
+        stopped = 1;
+        wake_for_timer(loop);
+    }
+    pthread_mutex_unlock(&loop->queue);
+    pthread_mutex_unlock(&loop->lock);
+    return stopped;
+}
+
+void authkit_curl_loop_give(struct authkit_curl_loop *loop, struct authkit_curl_job *job) {
+    if (job->easy != NULL) api.easy_reset(job->easy);
+    pthread_mutex_lock(&loop->lock);
+    pthread_mutex_lock(&loop->queue);
+    job->context = NULL;
+    job->state = JOB_IDLE;
+    pthread_mutex_unlock(&loop->queue);
+    CURL *dropped = NULL;
+    if (job->easy != NULL) {
+        if (loop->idle_handles < KEPT_IDLE_HANDLES) {
+            loop->idle_handles += 1;
+        } else {
+            dropped = job->easy;
+            job->easy = NULL;
+        }
+    }
+    job->next = loop->idle;
+    loop->idle = job;
+    pthread_mutex_unlock(&loop->lock);
+    if (dropped != NULL) api.easy_cleanup(dropped);
 }
 
 #endif // __linux__

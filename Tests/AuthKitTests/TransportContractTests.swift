@@ -12,14 +12,23 @@ import Testing
 
 /// Both transports this package ships in its core products keep every promise
 /// ``HTTPClient`` makes (``TransportContract``): the platform's default one,
-/// which `OAuth2Client` and `authkit` use, and `URLSessionHTTPClient`.
+/// which `OAuth2Client` and `authkit` use, and `URLSessionHTTPClient`. On
+/// Linux the default one is checked twice: as it is, and with every body read
+/// whole sent through its event loop (`CurlLoop`), which it uses only for a
+/// transfer alone in flight, so a parallel run would otherwise check either.
 @Suite struct TransportContractTests {
     enum Transport: String, Sendable, CaseIterable {
-        case defaultTransport, urlSession
+        case defaultTransport, eventLoop, urlSession
 
         var client: any HTTPClient {
             switch self {
             case .defaultTransport: defaultHTTPClient()
+            case .eventLoop:
+                #if canImport(CAuthKitLinux)
+                    EventLoopOnlyClient()
+                #else
+                    defaultHTTPClient()
+                #endif
             case .urlSession: URLSessionHTTPClient(timeout: 10)
             }
         }
@@ -161,3 +170,28 @@ import Testing
         }
     }
 }
+
+#if canImport(CAuthKitLinux)
+    /// The default transport, with each body read whole (every
+    /// `FlowTransport.send`) sent through the event loop whatever else is in flight.
+    struct EventLoopOnlyClient: ParsedURLHTTPClient {
+        let base = CurlHTTPClient()
+        var stopsAtDeadlineScope: Bool { true }
+
+        func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+            try await base.send(request, body: body)
+        }
+
+        func send(_ request: HTTPRequest, url: URL, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+            try await base.send(request, url: url, body: body)
+        }
+
+        func send(_ request: HTTPRequest, url: URL, body: Data?, collectingAtMost limit: Int) async throws -> (
+            HTTPResponse, HTTPResponseBody
+        ) {
+            try CurlHTTPClient.loadLibrary(display: url.absoluteString)
+            let loop = try #require(CurlLoop.shared, "no event loop could be started")
+            return try await base.send(request, url: url, body: body, collectingAtMost: limit, on: loop)
+        }
+    }
+#endif

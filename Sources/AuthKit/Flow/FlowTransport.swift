@@ -38,7 +38,7 @@ package struct FlowTransport: Sendable {
         do {
             // `open` and `collect` wait on nothing but the transport's transfer.
             return try await withDeadline(policy.deadline, display: request.displayURL, stoppedBy: deadlineStop) {
-                let opened = try await open(request, step: step, policy: policy)
+                let opened = try await open(request, step: step, policy: policy, collecting: true)
                 return IncomingResponse(
                     status: opened.status, headers: opened.headers,
                     body: try await opened.collect(), secrets: request.secrets)
@@ -62,9 +62,13 @@ package struct FlowTransport: Sendable {
     /// body, a 301 or 302 a POST (RFC 9110 §15.4.2–4), and a 301 or 302 to
     /// another method is not followed (``replaysAnUnsafeMethod(_:status:)``);
     /// 307 and 308 keep method and body.
+    ///
+    /// `collecting`: the caller reads each body whole (``OpenedResponse/collect()``),
+    /// which the transport may then hold instead of streaming
+    /// (``ParsedURLHTTPClient/send(_:url:body:collectingAtMost:)``).
     package func open(
         _ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy,
-        authorize: (@Sendable (OutgoingRequest) async throws -> OutgoingRequest)? = nil
+        authorize: (@Sendable (OutgoingRequest) async throws -> OutgoingRequest)? = nil, collecting: Bool = false
     ) async throws -> OpenedResponse {
         let origin = request.target.origin
         var current = request
@@ -105,7 +109,10 @@ package struct FlowTransport: Sendable {
                     : " (without the credential, which goes only to \(origin))"
             logger.debug("\(step.rawValue): \(current.head.method.rawValue) \(current.displayURL)\(uncredentialed)")
             let (head, body) = try await Self.speakingOf(current.displayURL) {
-                if let parsedURLClient {
+                if let parsedURLClient, collecting {
+                    try await parsedURLClient.send(
+                        current.head, url: current.url, body: current.body, collectingAtMost: policy.maximumBodySize)
+                } else if let parsedURLClient {
                     try await parsedURLClient.send(current.head, url: current.url, body: current.body)
                 } else {
                     try await http.send(current.head, body: current.body)

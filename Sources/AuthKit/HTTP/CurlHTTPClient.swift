@@ -69,11 +69,51 @@
                 throw AuthKitError.network(url: url.redactedForLogs, reason: .init(.tlsFailure, problem))
             }
             let transfer = CurlTransfer(request: request, url: url, body: body, timeout: timeout)
+            guard workers === CurlWorkers.shared, let loop = CurlLoop.shared else {
+                return try await transfer.start(on: workers)
+            }
+            loop.enter()
+            defer { loop.leave() }
             return try await transfer.start(on: workers)
+        }
+
+        /// A body read whole, at most `limit` bytes of it (token-endpoint
+        /// calls): sent through the event loop (``CurlLoop``), which needs
+        /// no thread of the transfer's own. The answer is held as it arrives,
+        /// never paused (pausing made libcurl 7.88 hold all that one read
+        /// inflates to), and stopped past `limit` bytes: a body of `limit + 1`
+        /// comes back for the caller's cap to refuse. A pool other than the
+        /// shared one (tests), or no loop, sends it as any request.
+        package func send(_ request: HTTPRequest, url: URL, body: Data?, collectingAtMost limit: Int) async throws
+            -> (HTTPResponse, HTTPResponseBody)
+        {
+            try Self.loadLibrary(display: url.redactedForLogs)
+            guard workers === CurlWorkers.shared, let loop = CurlLoop.shared, loop.enterAlone() else {
+                return try await send(request, url: url, body: body)
+            }
+            defer { loop.leave() }
+            return try await send(request, url: url, body: body, collectingAtMost: limit, on: loop)
+        }
+
+        /// Through `loop`, whatever else is in flight (tests use it so).
+        func send(_ request: HTTPRequest, url: URL, body: Data?, collectingAtMost limit: Int, on loop: CurlLoop)
+            async throws -> (HTTPResponse, HTTPResponseBody)
+        {
+            if url.scheme?.lowercased() == "https", let problem = CertificateAuthorities.environmentProblem {
+                throw AuthKitError.network(url: url.redactedForLogs, reason: .init(.tlsFailure, problem))
+            }
+            let transfer = CurlTransfer(request: request, url: url, body: body, timeout: timeout, collecting: limit)
+            return try await transfer.start(on: loop)
         }
     }
 
     extension CurlHTTPClient {
+        /// The loop's `done`: how a transfer ended, on the loop's thread (or
+        /// the one that added it, for one that ended as it was added).
+        static let loopDone: authkit_curl_done_callback = { context, code in
+            Unmanaged<CurlTransfer>.fromOpaque(context!).takeRetainedValue().ended(code)
+        }
+
         /// Loads libcurl if ``preloadDefaultHTTPClient()`` has not (see
         /// `authkit_curl.h` for why it is not linked), or waits for that load to
         /// finish. A machine without it gets an error that says what to install.
@@ -151,22 +191,58 @@
         /// (300 KiB in all) is reported as "Failure when receiving data from the
         /// peer", which does not say what the server did.
         static let largestHead = 128 << 10
-        private let stream: AsyncThrowingStream<Data, any Error>
-        private let continuation: AsyncThrowingStream<Data, any Error>.Continuation
+        /// The body's stream, for a reader that streams it; nil for one that
+        /// collects it (``collectLimit``), which gets it whole.
+        private let stream: AsyncThrowingStream<Data, any Error>?
+        private let continuation: AsyncThrowingStream<Data, any Error>.Continuation?
+        /// For a caller that reads the body whole: the most bytes it takes.
+        /// The body is held as it comes (not streamed, never paused), and the
+        /// transfer stopped once it holds one byte more. nil: streamed.
+        let collectLimit: Int?
+        /// Whether the transfer stopped past ``collectLimit`` (transfer's thread only).
+        private var collectedPastLimit = false
+        /// The request's header lines, which libcurl reads until the transfer ends.
+        private var headerLines: UnsafeMutablePointer<curl_slist>?
+        /// The event loop's job that runs the transfer, while it runs there
+        /// (under `lock`): what cancelling it stops.
+        private var job: UnsafeMutablePointer<authkit_curl_job>?
 
-        init(request: HTTPRequest, url: URL, body: Data?, timeout: TimeInterval) {
+        init(request: HTTPRequest, url: URL, body: Data?, timeout: TimeInterval, collecting limit: Int? = nil) {
             self.request = request
             self.url = url
             self.body = body
             self.timeout = timeout
-            (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream(
-                bufferingPolicy: .bufferingOldest(Self.bufferedChunks))
+            collectLimit = limit
+            if limit == nil {
+                let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream(
+                    bufferingPolicy: .bufferingOldest(Self.bufferedChunks))
+                self.stream = stream
+                self.continuation = continuation
+            } else {
+                stream = nil
+                continuation = nil
+            }
         }
 
+        /// On a worker's thread of its own, blocking there.
         func start(on workers: CurlWorkers) async throws -> (HTTPResponse, HTTPResponseBody) {
+            try await start(.workers(workers))
+        }
+
+        /// On the event loop, the request sent from this thread.
+        func start(on loop: CurlLoop) async throws -> (HTTPResponse, HTTPResponseBody) {
+            try await start(.loop(loop))
+        }
+
+        private enum Runner {
+            case workers(CurlWorkers)
+            case loop(CurlLoop)
+        }
+
+        private func start(_ runner: Runner) async throws -> (HTTPResponse, HTTPResponseBody) {
             // The reader is gone: the transfer stops at its next callback
             // (the stream has ended; nothing more to end here).
-            continuation.onTermination = { [weak self] _ in self?.markCancelled() }
+            continuation?.onTermination = { [weak self] _ in self?.markCancelled() }
             // A deadline the caller's task runs under (``DeadlineScope``)
             // stops this transfer as cancelling the task would, and libcurl
             // is held to it too (CURLOPT_TIMEOUT_MS), so the worker is free
@@ -184,18 +260,104 @@
                         return cancelled
                     }
                     if stopped {
-                        continuation.finish(throwing: CancellationError())
+                        continuation?.finish(throwing: CancellationError())
                         head.resume(throwing: CancellationError())
                         return
                     }
-                    workers.run(origin: url.origin) { slot in
-                        let failure = self.perform(on: slot)
-                        return { self.finish(failure) }
+                    switch runner {
+                    case .workers(let workers):
+                        workers.run(origin: url.origin) { slot in
+                            let failure = self.perform(on: slot)
+                            return { self.finish(failure) }
+                        }
+                    case .loop(let loop):
+                        send(through: loop)
                     }
                 }
             } onCancel: {
                 cancel()
             }
+        }
+
+        // MARK: - The transfer on the event loop
+
+        /// Configures a loop job's handle here and adds it: libcurl writes
+        /// the request before this returns (on a kept connection), and the
+        /// loop's thread reads the answer. Each way it ends, ``finish(_:)``
+        /// reports it: from ``ended(_:)``, or here.
+        private func send(through loop: CurlLoop) {
+            guard let job = loop.take() else {
+                return finish(
+                    AuthKitError.network(
+                        url: display,
+                        reason: .init(
+                            .transportUnavailable,
+                            "libcurl could not make a transfer handle (curl_easy_init failed: out of memory?)")))
+            }
+            let handle = job.pointee.easy!
+            _ = authkit_curl_use_share(handle, CurlWorkers.shared.sharedCaches())
+            if let problem = configure(handle) {
+                releaseHeaderLines()
+                loop.give(job)
+                return finish(problem)
+            }
+            // Cancelled meanwhile: nothing is sent. Once `job` is set, a
+            // cancel stops the transfer on the loop instead.
+            let proceed = lock.withLock { () -> Bool in
+                guard !cancelled else { return false }
+                self.job = job
+                return true
+            }
+            guard proceed else {
+                releaseHeaderLines()
+                loop.give(job)
+                return finish(CancellationError())
+            }
+            // Held by the loop until it calls back (or a cancel stops it).
+            let context = Unmanaged.passRetained(self).toOpaque()
+            let added = authkit_curl_loop_add(loop.pointer, job, context)
+            guard added == CURLM_OK else {
+                Unmanaged<CurlTransfer>.fromOpaque(context).release()
+                lock.withLock { self.job = nil }
+                releaseHeaderLines()
+                loop.give(job)
+                return finish(
+                    AuthKitError.network(
+                        url: display,
+                        reason: .init(
+                            .transportUnavailable,
+                            "libcurl could not start the transfer (\(String(cString: authkit_curl_multi_strerror(added))))"
+                        )))
+            }
+            // Cancelled while it was added: stopped now, if it still runs.
+            if isCancelled { stop(on: loop) }
+        }
+
+        /// How the transfer ended, from the loop (``CurlHTTPClient/loopDone``).
+        fileprivate func ended(_ code: CURLcode) {
+            guard let loop = CurlLoop.shared else { return }
+            let job = lock.withLock { () -> UnsafeMutablePointer<authkit_curl_job>? in
+                defer { self.job = nil }
+                return self.job
+            }
+            releaseHeaderLines()
+            let failure = failure(for: code)
+            // Back for the next transfer before this one is reported.
+            if let job { loop.give(job) }
+            finish(failure)
+        }
+
+        /// Stops the transfer on the loop, unless it has ended: the loop then
+        /// calls back no more, and the job goes back here.
+        private func stop(on loop: CurlLoop) {
+            guard let job = lock.withLock({ self.job }) else { return }
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            guard authkit_curl_loop_cancel(loop.pointer, job, context) == 1 else { return }
+            lock.withLock { self.job = nil }
+            releaseHeaderLines()
+            loop.give(job)
+            // The loop's hold, taken when it was added.
+            Unmanaged<CurlTransfer>.fromOpaque(context).release()
         }
 
         /// Stops the transfer: libcurl aborts it at its next callback, and
@@ -204,12 +366,13 @@
         /// deadline or cancellation then names the reason).
         func cancel() {
             markCancelled()
-            continuation.finish(throwing: CancellationError())
+            continuation?.finish(throwing: CancellationError())
             let head = lock.withLock { () -> CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>? in
                 defer { headContinuation = nil }
                 return headContinuation
             }
             head?.resume(throwing: CancellationError())
+            if let loop = CurlLoop.shared, collectLimit != nil { stop(on: loop) }
         }
 
         private func markCancelled() {
@@ -236,8 +399,19 @@
             case .unavailable(let reason):
                 return AuthKitError.network(url: display, reason: .init(.transportUnavailable, reason))
             }
+            defer { releaseHeaderLines() }
+            if let problem = configure(handle) { return problem }
+            return failure(for: authkit_curl_easy_perform(handle))
+        }
+
+        /// Sets every option of the transfer on `handle`, fresh or reset, for
+        /// this request alone; nil, or why it cannot be sent. The header lines
+        /// stay allocated until ``releaseHeaderLines()``.
+        private func configure(_ handle: UnsafeMutableRawPointer) -> (any Error)? {
             var headers: UnsafeMutablePointer<curl_slist>?
-            defer { authkit_curl_slist_free_all(headers) }
+            // Kept by the transfer as libcurl reads them (until it ends),
+            // even a partial list, so that it is freed.
+            defer { headerLines = headers }
             // Each line added, or none sent: out of memory, curl_slist_append
             // answers NULL and keeps the list, which was then lost (leaked)
             // and the request sent with only some of its fields.
@@ -357,7 +531,19 @@
             }
             _ = authkit_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context)
 
-            let code = authkit_curl_easy_perform(handle)
+            return nil
+        }
+
+        private func releaseHeaderLines() {
+            authkit_curl_slist_free_all(headerLines)
+            headerLines = nil
+        }
+
+        /// What a transfer that ended with `code` failed with, or nil.
+        private func failure(for code: CURLcode) -> (any Error)? {
+            // Stopped past a collecting caller's cap, with one byte more than
+            // it takes: its refusal names the cap.
+            if collectedPastLimit { return nil }
             if code == CURLE_OK {
                 return nil
             } else if let refusedHead {
@@ -466,6 +652,17 @@
                 refusedHead = "it sent a body before a complete final head"
                 return false
             }
+            if let collectLimit {
+                // Held whole, up to one byte past the cap.
+                let room = collectLimit + 1 - held.count
+                guard bytes.count <= room else {
+                    held.append(contentsOf: bytes.prefix(room))
+                    collectedPastLimit = true
+                    return false
+                }
+                held.append(contentsOf: bytes)
+                return !isCancelled
+            }
             if !headDelivered, held.count + bytes.count <= Self.largestHeldBody {
                 held.append(contentsOf: bytes)
                 return !isCancelled
@@ -475,6 +672,7 @@
         }
 
         private func stream(_ chunk: Data) -> Bool {
+            guard let continuation else { return false }
             var chunk = chunk
             // Waiting here, inside libcurl's write callback, libcurl cannot
             // apply its own time limit: a reader that holds the body unread
@@ -510,13 +708,15 @@
         /// `handoff` line): a token answer or a small API answer costs one,
         /// not three, and its reader waits for nothing more.
         private func progress(expected: curl_off_t, received: curl_off_t) -> Bool {
-            if headAccepted, !headDelivered, !(expected > 0 && received >= expected) { deliverHead() }
+            if collectLimit == nil, headAccepted, !headDelivered, !(expected > 0 && received >= expected) {
+                deliverHead()
+            }
             return !isCancelled
         }
 
         /// Hands the head over with a body to stream: what was held first.
         private func deliverHead() {
-            guard headAccepted, !headDelivered else { return }
+            guard let stream, let continuation, headAccepted, !headDelivered else { return }
             headDelivered = true
             if !held.isEmpty {
                 // The stream's buffer has room for it: nothing reads it yet.
@@ -546,9 +746,11 @@
                 resumeHead(with: HTTPResponseBody(held))
                 held = Data()
             } else if headAccepted {
+                // Streamed: the head goes, its stream fails (a collecting
+                // caller, with no stream, gets the error instead of the head).
                 deliverHead()
             }
-            continuation.finish(throwing: error)
+            continuation?.finish(throwing: error)
             let head = lock.withLock { () -> CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>? in
                 defer { headContinuation = nil }
                 return headContinuation

@@ -95,7 +95,7 @@
         }
 
         /// The caches a worker's handle joins before each transfer.
-        fileprivate func sharedCaches() -> OpaquePointer? {
+        func sharedCaches() -> OpaquePointer? {
             lock.withLock {
                 if !shareMade {
                     shareMade = true

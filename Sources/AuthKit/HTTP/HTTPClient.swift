@@ -50,6 +50,14 @@ package protocol ParsedURLHTTPClient: HTTPClient {
     /// `url` is `request.url`, already parsed.
     func send(_ request: HTTPRequest, url: URL, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody)
 
+    /// The same, for a caller that reads the body whole and refuses it past
+    /// `limit` bytes: a transport may hold the body as it arrives and stop
+    /// reading at `limit + 1` bytes (the caller's refusal then names the
+    /// cap), and need not stream it.
+    func send(_ request: HTTPRequest, url: URL, body: Data?, collectingAtMost limit: Int) async throws -> (
+        HTTPResponse, HTTPResponseBody
+    )
+
     /// Whether each transfer asks ``DeadlineScope/current`` to stop it at the
     /// deadline, and then ends promptly: its head and its body fail at once,
     /// as when its task is cancelled. A request deadline then needs no task of
@@ -59,6 +67,12 @@ package protocol ParsedURLHTTPClient: HTTPClient {
 
 extension ParsedURLHTTPClient {
     package var stopsAtDeadlineScope: Bool { false }
+
+    package func send(_ request: HTTPRequest, url: URL, body: Data?, collectingAtMost limit: Int) async throws -> (
+        HTTPResponse, HTTPResponseBody
+    ) {
+        try await send(request, url: url, body: body)
+    }
 }
 
 /// The platform's transport, the one AuthKit uses when the caller names

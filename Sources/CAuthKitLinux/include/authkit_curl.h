@@ -48,6 +48,7 @@ void authkit_curl_easy_cleanup(CURL *handle);
 void authkit_curl_easy_reset(CURL *handle);
 CURLcode authkit_curl_easy_perform(CURL *handle);
 const char *authkit_curl_easy_strerror(CURLcode code);
+const char *authkit_curl_multi_strerror(CURLMcode code);
 struct curl_slist *authkit_curl_slist_append(struct curl_slist *list, const char *string);
 void authkit_curl_slist_free_all(struct curl_slist *list);
 CURLcode authkit_curl_set_long(CURL *handle, CURLoption option, long value);
@@ -66,6 +67,46 @@ struct authkit_curl_share *authkit_curl_share_new(void);
 void authkit_curl_share_free(struct authkit_curl_share *shared);
 /// CURLOPT_SHARE (set again after each curl_easy_reset, which clears it).
 CURLcode authkit_curl_use_share(CURL *handle, struct authkit_curl_share *shared);
+
+// An event loop: one thread, asleep in epoll_wait on the sockets of every
+// transfer added to it, driving a libcurl multi handle (its socket
+// interface). A transfer is added, and its request sent, on the caller's
+// thread; the loop thread reads the answers, and calls `done` for each
+// transfer that has ended. One lock guards the multi handle: libcurl's
+// callbacks for a transfer run under it, on whichever of the two threads
+// drives the transfer at the time.
+
+/// One transfer's easy handle, kept by the loop from one transfer to the
+/// next (reset between them) and never freed, so a stale cancel finds it.
+struct authkit_curl_job {
+    /// Configure it between authkit_curl_loop_take and authkit_curl_loop_add only.
+    CURL *easy;
+    void *context;
+    int state;
+    /// How the transfer ended, for `done`.
+    CURLcode code;
+    struct authkit_curl_job *next;
+};
+typedef void (*authkit_curl_done_callback)(void *context, CURLcode code);
+struct authkit_curl_loop;
+/// NULL, with why in `error`, when no epoll, eventfd, multi handle or
+/// thread could be made. `done` is called once for each transfer added
+/// that was not cancelled first, outside the lock, on the loop's thread or
+/// the one that added it. Never freed: it lives as long as the process.
+struct authkit_curl_loop *authkit_curl_loop_new(long keptConnections, authkit_curl_done_callback done,
+                                                const char *threadName, char *error, size_t size);
+/// A job whose easy handle is fresh or reset (NULL when libcurl made none).
+struct authkit_curl_job *authkit_curl_loop_take(struct authkit_curl_loop *loop);
+/// Starts the job's transfer (its request written before this returns,
+/// when a connection is ready). Not CURLM_OK: not added, no `done`.
+CURLMcode authkit_curl_loop_add(struct authkit_curl_loop *loop, struct authkit_curl_job *job, void *context);
+/// Stops the job's transfer if it is still that of `context` and has not
+/// ended: 1 when stopped (no `done` follows), 0 otherwise. Called from a
+/// libcurl callback of the transfers, it stops nothing (0): the callback
+/// then returns the abort.
+int authkit_curl_loop_cancel(struct authkit_curl_loop *loop, struct authkit_curl_job *job, void *context);
+/// Hands the job back once its `done` has run or its cancel returned 1.
+void authkit_curl_loop_give(struct authkit_curl_loop *loop, struct authkit_curl_job *job);
 #endif
 
 #endif // __linux__
