@@ -95,7 +95,9 @@ struct ExchangeBenchmark {
 /// The exchanges-sequential row's middle line: the code exchange's POST (the
 /// form curlrequests -exchange sends) through AuthKit's default transport
 /// alone, `platformHTTPClient()`, its answer read whole; no state, PKCE,
-/// request building or answer parsing. Beside libcurl alone from C and the
+/// request building or answer parsing. `send` streams the body, so a worker
+/// carries it (a token call alone in flight takes the event loop, which
+/// public API does not reach without the OAuth work). Beside libcurl alone from C and the
 /// whole exchange, it splits an exchange's time between the socket,
 /// the transport (its thread handoffs) and the OAuth work.
 struct TransportExchangeBenchmark {

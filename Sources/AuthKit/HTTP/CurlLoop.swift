@@ -20,7 +20,8 @@
     /// after each transfer for the next, as a worker's are.
     ///
     /// Why only for a body read whole, up to a cap (``FlowTransport``'s
-    /// `send`: every token-endpoint call): a loop cannot wait inside a
+    /// `send`: every token-endpoint call, and discovery, key sets,
+    /// UserInfo): a loop cannot wait inside a
     /// transfer's write callback for a slow reader, as a worker does; it
     /// would have to pause the transfer, and libcurl 7.88 (Debian 12's)
     /// then keeps all that one socket read inflates to (curl issue 16280):
