@@ -10,8 +10,11 @@
     /// flight. Every hostile-server clause runs through it in
     /// `TransportContractTests` (its `eventLoop` transport); these are what
     /// only a loop could get wrong: the connection it keeps, the body it
-    /// holds instead of streaming, and a transfer stopped midway.
-    @Suite struct CurlLoopTests {
+    /// holds instead of streaming, and a transfer stopped midway. One at a
+    /// time: the loop's connections are one cache of 32 for the process, and
+    /// the many transfers at once of one test closed the kept connection of
+    /// another (the oldest idle one goes first).
+    @Suite(.serialized) struct CurlLoopTests {
         static let token = #"{"access_token":"at-1","token_type":"Bearer","expires_in":3600}"#
 
         func loop() throws -> CurlLoop {
@@ -124,6 +127,63 @@
             }
             try await waitForClose(of: server)
             #expect(server.connectionsClosed == 1, "the stopped transfer's connection is still open")
+        }
+
+        /// Many transfers on the loop at once (callers that find it busy
+        /// queue theirs for its thread), a third of them cancelled and a
+        /// third given a deadline shorter than the server's delay: each ends
+        /// once, the right way, and the loop goes on serving (jobs handed
+        /// back and taken again, a cancel that comes after the end doing
+        /// nothing to the next transfer on that job).
+        @Test(.timeLimit(.minutes(2))) func manyTransfersCancelledOrStoppedEachEndOnce() async throws {
+            let loop = try loop()
+            try await withServer { server in
+                server.route("POST", "/token") { request in
+                    let delay = Int64(request.bodyText.split(separator: "=").last.flatMap { Int($0) } ?? 0)
+                    return StubResponse.json(#"{"n":"\#(request.bodyText)"}"#).keptAlive().delayed(by: .milliseconds(delay))
+                }
+                let client = CurlHTTPClient()
+                let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
+                    for index in 0..<120 {
+                        group.addTask {
+                            let delay = [0, 5, 40][index % 3]
+                            let form = "i=\(index)&delay=\(delay)"
+                            let (request, url, body) = try post("\(server.baseURL)/token", form)
+                            let call = Task {
+                                try await withDeadline(
+                                    index % 3 == 2 ? .milliseconds(10) : .seconds(30), display: "the test's server",
+                                    stoppedBy: .stoppingItsTransfers
+                                ) {
+                                    try await client.send(request, url: url, body: body, collectingAtMost: 4096, on: loop)
+                                }
+                            }
+                            if index % 3 == 1 { call.cancel() }
+                            do {
+                                let (head, answer) = try await call.value
+                                let expected = Data(#"{"n":"\#(form)"}"#.utf8)
+                                return head.status == .ok && answer.complete == expected ? "answered" : "wrong answer"
+                            } catch is CancellationError {
+                                return index % 3 == 1 ? "cancelled" : "cancelled unasked"
+                            } catch AuthKitError.cancelled {
+                                return index % 3 == 1 ? "cancelled" : "cancelled unasked"
+                            } catch AuthKitError.network(_, let reason) where reason.kind == .timedOut {
+                                return index % 3 == 2 ? "stopped" : "stopped unasked"
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: [String: Int]()) { $0[$1, default: 0] += 1 }
+                }
+                // Every answered call got its own answer; the cancelled ones
+                // may have been answered first, the others not stopped.
+                #expect(outcomes["wrong answer"] == nil, "\(outcomes)")
+                #expect(outcomes["cancelled unasked"] == nil && outcomes["stopped unasked"] == nil, "\(outcomes)")
+                #expect(outcomes.values.reduce(0, +) == 120)
+                #expect((outcomes["answered"] ?? 0) >= 40, "\(outcomes)")
+                // The loop still serves.
+                let (request, url, body) = try post("\(server.baseURL)/token", "after=0")
+                let (head, _) = try await client.send(request, url: url, body: body, collectingAtMost: 4096, on: loop)
+                #expect(head.status == .ok)
+            }
         }
     }
 #endif
