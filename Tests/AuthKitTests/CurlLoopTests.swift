@@ -140,7 +140,8 @@
             try await withServer { server in
                 server.route("POST", "/token") { request in
                     let delay = Int64(request.bodyText.split(separator: "=").last.flatMap { Int($0) } ?? 0)
-                    return StubResponse.json(#"{"n":"\#(request.bodyText)"}"#).keptAlive().delayed(by: .milliseconds(delay))
+                    let answer = StubResponse.json(#"{"n":"\#(request.bodyText)"}"#).keptAlive()
+                    return answer.delayed(by: .milliseconds(delay))
                 }
                 let client = CurlHTTPClient()
                 let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
@@ -154,7 +155,8 @@
                                     index % 3 == 2 ? .milliseconds(10) : .seconds(30), display: "the test's server",
                                     stoppedBy: .stoppingItsTransfers
                                 ) {
-                                    try await client.send(request, url: url, body: body, collectingAtMost: 4096, on: loop)
+                                    try await client.send(
+                                        request, url: url, body: body, collectingAtMost: 4096, on: loop)
                                 }
                             }
                             if index % 3 == 1 { call.cancel() }
