@@ -95,10 +95,12 @@ struct authkit_curl_loop;
 /// the one that added it. Never freed: it lives as long as the process.
 struct authkit_curl_loop *authkit_curl_loop_new(long keptConnections, authkit_curl_done_callback done,
                                                 const char *threadName, char *error, size_t size);
-/// A job whose easy handle is fresh or reset (NULL when libcurl made none).
+/// A job whose easy handle is fresh or reset: NULL out of memory, and its
+/// `easy` NULL when libcurl made none (hand it back).
 struct authkit_curl_job *authkit_curl_loop_take(struct authkit_curl_loop *loop);
-/// Starts the job's transfer (its request written before this returns,
-/// when a connection is ready). Not CURLM_OK: not added, no `done`.
+/// Starts the job's transfer: its request is written before this returns
+/// when the lock is free and a connection ready; with the lock taken, the
+/// job is queued for the loop's thread. Not CURLM_OK: not added, no `done`.
 CURLMcode authkit_curl_loop_add(struct authkit_curl_loop *loop, struct authkit_curl_job *job, void *context);
 /// Stops the job's transfer if it is still that of `context` and has not
 /// ended: 1 when stopped (no `done` follows), 0 otherwise. Called from a
