@@ -160,6 +160,33 @@
             }
         }
 
+        /// A lock directory others can write in is refused before any lock
+        /// is taken, naming it and the fix: they could remove a held lock
+        /// file, and two refreshes would run at once. Made private, it is used.
+        @Test func aLockDirectoryOthersCanWriteInIsRefused() async throws {
+            let locks = TemporaryDirectory.url("authkit-shared-locks")
+            try FileManager.default.createDirectory(at: locks, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: locks) }
+            chmod(locks.path, 0o777)
+            let store = SecretServiceCredentialStore(schema: TestKeyring.freshSchema("shared"), lockDirectory: locks)
+            let key = CredentialKey(providerID: "qiita", label: "work")
+            #expect {
+                _ = try store.beginSignIn(for: key)
+            } throws: { error in
+                guard case .store(let path, let reason)? = error as? AuthKitError else { return false }
+                return path == locks.path && reason.kind == .writableByOthers
+                    && reason.detail.contains("chmod go-w") && reason.detail.contains("no lock is taken there")
+            }
+            await #expect(throws: AuthKitError.self) {
+                try await FileCredentialStore.$removing.withValue(true) {
+                    try await store.withRefreshLock(for: key, timeout: .seconds(1)) {}
+                }
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: locks.path).isEmpty, "a lock file was made")
+            chmod(locks.path, 0o700)
+            _ = try store.beginSignIn(for: key)
+        }
+
         /// `$XDG_RUNTIME_DIR` when it is the user's own directory; else the
         /// user's `/run/user/<uid>` when there (a cron job has no variable,
         /// the directory is the same); else, with neither (a container), the

@@ -305,9 +305,21 @@
             return try FileCredentialStore.beginSignIn(for: key, in: lockDirectory)
         }
 
-        /// The lock directory, made private (0700) when missing.
+        /// The lock directory, made private (0700) when missing, and refused
+        /// when someone else can write in it (or owns it): they could remove
+        /// a lock file while a refresh holds it, and a second process would
+        /// lock a new file and refresh at once, spending a rotating refresh
+        /// token twice (the provider then revokes the grant). The file
+        /// store's locks sit in its own checked directory; these did not.
         static func makeDirectory(_ directory: URL) throws {
             try FileCredentialStore.ensurePrivateDirectory(directory)
+            if let problem = FileSystem.foreignWriteProblem(
+                inDirectory: directory.path,
+                harm: "let a second refresh run beside one that holds it (a refresh token spent twice, and revoked)",
+                refusal: "no lock is taken there", allowingSticky: false)
+            {
+                throw AuthKitError.store(path: directory.path, reason: .init(.writableByOthers, problem))
+            }
         }
 
         /// Before a sign-in asks anything of the user: the keyring answers,
