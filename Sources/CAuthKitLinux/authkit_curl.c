@@ -213,7 +213,7 @@ CURLcode authkit_curl_use_share(CURL *handle, struct authkit_curl_share *shared)
 
 // MARK: - The event loop
 
-enum { JOB_IDLE, JOB_PENDING, JOB_ACTIVE, JOB_ENDED };
+enum { JOB_IDLE, JOB_ACTIVE, JOB_ENDED };
 
 // Handles kept with their jobs for the next transfers; past this many idle
 // ones, a handed-back job keeps no handle (its connections are the multi's).
@@ -241,10 +241,6 @@ struct authkit_curl_loop {
     int idle_handles;
     // Jobs ended in the current call, their `done` still to run.
     struct authkit_curl_job *ended;
-    // Jobs added while another thread held the lock, for the loop's thread
-    // to start (under `queue`, taken alone or inside `lock`).
-    pthread_mutex_t queue;
-    struct authkit_curl_job *pending;
 };
 
 // Set while this thread is inside a libcurl call on a loop's multi handle
@@ -361,36 +357,12 @@ static CURLMcode start_job(struct authkit_curl_loop *loop, struct authkit_curl_j
     return added;
 }
 
-// Under the lock, on the loop's thread: starts the jobs queued by threads
-// that found the lock taken. One that cannot start ends at once.
-static void start_pending(struct authkit_curl_loop *loop) {
-    pthread_mutex_lock(&loop->queue);
-    struct authkit_curl_job *pending = loop->pending;
-    loop->pending = NULL;
-    pthread_mutex_unlock(&loop->queue);
-    if (pending == NULL) return;
-    while (pending != NULL) {
-        struct authkit_curl_job *job = pending;
-        pending = job->next;
-        job->next = NULL;
-        CURLMcode added = start_job(loop, job);
-        if (added != CURLM_OK) {
-            job->state = JOB_ENDED;
-            job->code = CURLE_FAILED_INIT;
-            job->next = loop->ended;
-            loop->ended = job;
-        }
-    }
-    drive(loop, CURL_SOCKET_TIMEOUT, 0);
-}
-
 static void *run_loop(void *raw) {
     struct authkit_curl_loop *loop = raw;
     struct epoll_event events[16];
     int ready = -1;
     for (;;) {
         pthread_mutex_lock(&loop->lock);
-        start_pending(loop);
         long long now = now_ms();
         // libcurl's timers when due, and once a second while transfers
         // run whatever it said (a timer it did not report is not missed).
@@ -428,7 +400,6 @@ static void *run_loop(void *raw) {
                        (events[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
             drive(loop, events[i].data.fd, mask);
         }
-        start_pending(loop);
         pthread_mutex_unlock(&loop->lock);
     }
     return NULL;
@@ -462,7 +433,6 @@ struct authkit_curl_loop *authkit_curl_loop_new(long keptConnections, authkit_cu
     api.multi_setopt(loop->multi, CURLMOPT_TIMERDATA, loop);
     api.multi_setopt(loop->multi, CURLMOPT_MAXCONNECTS, keptConnections);
     pthread_mutex_init(&loop->lock, NULL);
-    pthread_mutex_init(&loop->queue, NULL);
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
     pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
@@ -471,7 +441,6 @@ struct authkit_curl_loop *authkit_curl_loop_new(long keptConnections, authkit_cu
     if (started != 0) {
         snprintf(error, size, "no thread could be started (%s)", strerror(started));
         pthread_mutex_destroy(&loop->lock);
-        pthread_mutex_destroy(&loop->queue);
         goto failed;
     }
     (void)pthread_setname_np(loop->thread, threadName);
@@ -503,22 +472,10 @@ struct authkit_curl_job *authkit_curl_loop_take(struct authkit_curl_loop *loop) 
 }
 
 CURLMcode authkit_curl_loop_add(struct authkit_curl_loop *loop, struct authkit_curl_job *job, void *context) {
-    // Another thread drives the multi handle (the loop reading answers, or
-    // a caller sending): the job is queued for the loop, and this thread,
-    // one of Swift's few cooperative ones, does not wait on the lock.
-    if (pthread_mutex_trylock(&loop->lock) != 0) {
-        pthread_mutex_lock(&loop->queue);
-        job->context = context;
-        job->state = JOB_PENDING;
-        job->next = loop->pending;
-        loop->pending = job;
-        pthread_mutex_unlock(&loop->queue);
-        wake_loop(loop);
-        return CURLM_OK;
-    }
-    pthread_mutex_lock(&loop->queue);
+    // The lock is held by the loop's thread only while it reads what has
+    // arrived: a caller waits at most that long.
+    pthread_mutex_lock(&loop->lock);
     job->context = context;
-    pthread_mutex_unlock(&loop->queue);
     CURLMcode added = start_job(loop, job);
     if (added == CURLM_OK) {
         // Started here: libcurl asked for its timer at once (0 ms).
@@ -536,22 +493,13 @@ int authkit_curl_loop_cancel(struct authkit_curl_loop *loop, struct authkit_curl
     if (driving_here) return 0;
     pthread_mutex_lock(&loop->lock);
     int stopped = 0;
-    pthread_mutex_lock(&loop->queue);
-    if (job->state == JOB_PENDING && job->context == context) {
-        struct authkit_curl_job **link = &loop->pending;
-        while (*link != NULL && *link != job) link = &(*link)->next;
-        if (*link == job) *link = job->next;
-        job->next = NULL;
-        job->state = JOB_ENDED;
-        stopped = 1;
-    } else if (job->state == JOB_ACTIVE && job->context == context) {
+    if (job->state == JOB_ACTIVE && job->context == context) {
         api.multi_remove_handle(loop->multi, job->easy);
         loop->active -= 1;
         job->state = JOB_ENDED;
         stopped = 1;
         wake_for_timer(loop);
     }
-    pthread_mutex_unlock(&loop->queue);
     pthread_mutex_unlock(&loop->lock);
     return stopped;
 }
@@ -559,10 +507,8 @@ int authkit_curl_loop_cancel(struct authkit_curl_loop *loop, struct authkit_curl
 void authkit_curl_loop_give(struct authkit_curl_loop *loop, struct authkit_curl_job *job) {
     if (job->easy != NULL) api.easy_reset(job->easy);
     pthread_mutex_lock(&loop->lock);
-    pthread_mutex_lock(&loop->queue);
     job->context = NULL;
     job->state = JOB_IDLE;
-    pthread_mutex_unlock(&loop->queue);
     CURL *dropped = NULL;
     if (job->easy != NULL) {
         if (loop->idle_handles < KEPT_IDLE_HANDLES) {

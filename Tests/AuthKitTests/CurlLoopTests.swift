@@ -129,8 +129,8 @@
             #expect(server.connectionsClosed == 1, "the stopped transfer's connection is still open")
         }
 
-        /// Many transfers on the loop at once (callers that find it busy
-        /// queue theirs for its thread), a third of them cancelled and a
+        /// Many transfers on the loop at once (callers and the loop's thread
+        /// taking its lock in turn), a third of them cancelled and a
         /// third given a deadline shorter than the server's delay: each ends
         /// once, the right way, and the loop goes on serving (jobs handed
         /// back and taken again, a cancel that comes after the end doing

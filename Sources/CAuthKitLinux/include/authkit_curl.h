@@ -99,8 +99,7 @@ struct authkit_curl_loop *authkit_curl_loop_new(long keptConnections, authkit_cu
 /// `easy` NULL when libcurl made none (hand it back).
 struct authkit_curl_job *authkit_curl_loop_take(struct authkit_curl_loop *loop);
 /// Starts the job's transfer: its request is written before this returns
-/// when the lock is free and a connection ready; with the lock taken, the
-/// job is queued for the loop's thread. Not CURLM_OK: not added, no `done`.
+/// (when a connection is ready). Not CURLM_OK: not added, no `done`.
 CURLMcode authkit_curl_loop_add(struct authkit_curl_loop *loop, struct authkit_curl_job *job, void *context);
 /// Stops the job's transfer if it is still that of `context` and has not
 /// ended: 1 when stopped (no `done` follows), 0 otherwise. Called from a
