@@ -218,10 +218,12 @@ enum { JOB_IDLE, JOB_ACTIVE, JOB_ENDED };
 // Handles kept with their jobs for the next transfers; past this many idle
 // ones, a handed-back job keeps no handle (its connections are the multi's).
 enum { KEPT_IDLE_HANDLES = 32 };
-// While transfers run, and for a few rounds after the last, the loop wakes
-// at least once a second: libcurl's own timers (the low-speed check, a
-// transfer's timeout) then need no wake-up from the thread that set them.
-enum { LINGER_MS = 1000, LINGER_ROUNDS = 5 };
+// While transfers run, and for five seconds after the last one ended, the
+// loop wakes at least once a second: a transfer added then (the next token
+// call of a busy process) finds it waking soon enough for libcurl's timers
+// (the low-speed check, a transfer's timeout), and needs no wake-up of its
+// own. Idle longer, it sleeps until a transfer comes.
+enum { LINGER_MS = 1000, LINGER_SPAN_MS = 5000 };
 static const long long NEVER = -1;
 
 struct authkit_curl_loop {
@@ -236,7 +238,8 @@ struct authkit_curl_loop {
     long long timer_due;
     long long planned_wake;
     int active;
-    int idle_rounds;
+    // When a transfer last started or ended.
+    long long last_active;
     struct authkit_curl_job *idle;
     int idle_handles;
     // Jobs ended in the current call, their `done` still to run.
@@ -310,6 +313,7 @@ static void reap(struct authkit_curl_loop *loop) {
         api.easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&job);
         api.multi_remove_handle(loop->multi, easy);
         loop->active -= 1;
+        loop->last_active = now_ms();
         if (job == NULL) continue;
         job->state = JOB_ENDED;
         job->code = code;
@@ -353,6 +357,7 @@ static CURLMcode start_job(struct authkit_curl_loop *loop, struct authkit_curl_j
     if (added == CURLM_OK) {
         job->state = JOB_ACTIVE;
         loop->active += 1;
+        loop->last_active = now_ms();
     }
     return added;
 }
@@ -371,13 +376,8 @@ static void *run_loop(void *raw) {
             drive(loop, CURL_SOCKET_TIMEOUT, 0);
             now = now_ms();
         }
-        if (loop->active > 0) {
-            loop->idle_rounds = 0;
-        } else if (loop->idle_rounds < LINGER_ROUNDS) {
-            loop->idle_rounds += 1;
-        }
         long long wake = loop->timer_due;
-        if (loop->active > 0 || loop->idle_rounds < LINGER_ROUNDS) {
+        if (loop->active > 0 || now - loop->last_active < LINGER_SPAN_MS) {
             if (wake == NEVER || wake > now + LINGER_MS) wake = now + LINGER_MS;
         }
         loop->planned_wake = wake;
@@ -478,8 +478,14 @@ CURLMcode authkit_curl_loop_add(struct authkit_curl_loop *loop, struct authkit_c
     job->context = context;
     CURLMcode added = start_job(loop, job);
     if (added == CURLM_OK) {
-        // Started here: libcurl asked for its timer at once (0 ms).
+        // Started here: libcurl asked for its timer at once (0 ms). A
+        // transfer that asks again at once (one step of its state machine
+        // after another) is driven on here a few times rather than waking
+        // the loop's thread for it.
         drive(loop, CURL_SOCKET_TIMEOUT, 0);
+        for (int again = 0; again < 3 && loop->timer_due != NEVER && loop->timer_due <= now_ms(); again++) {
+            drive(loop, CURL_SOCKET_TIMEOUT, 0);
+        }
         wake_for_timer(loop);
     }
     struct authkit_curl_job *ended = take_ended(loop);
@@ -496,6 +502,7 @@ int authkit_curl_loop_cancel(struct authkit_curl_loop *loop, struct authkit_curl
     if (job->state == JOB_ACTIVE && job->context == context) {
         api.multi_remove_handle(loop->multi, job->easy);
         loop->active -= 1;
+        loop->last_active = now_ms();
         job->state = JOB_ENDED;
         stopped = 1;
         wake_for_timer(loop);
