@@ -406,27 +406,18 @@ static void *run_loop(void *raw) {
 }
 
 struct authkit_curl_loop *authkit_curl_loop_new(long keptConnections, authkit_curl_done_callback done,
-                                                const char *threadName, char *error, size_t size) {
+                                                const char *threadName) {
     struct authkit_curl_loop *loop = calloc(1, sizeof *loop);
-    if (loop == NULL) {
-        snprintf(error, size, "out of memory");
-        return NULL;
-    }
+    if (loop == NULL) return NULL;
     loop->done = done;
     loop->timer_due = NEVER;
     loop->planned_wake = NEVER;
     loop->epoll = epoll_create1(EPOLL_CLOEXEC);
     loop->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     loop->multi = api.multi_init();
-    if (loop->epoll < 0 || loop->wake < 0 || loop->multi == NULL) {
-        snprintf(error, size, "%s", loop->multi == NULL ? "curl_multi_init failed" : strerror(errno));
-        goto failed;
-    }
+    if (loop->epoll < 0 || loop->wake < 0 || loop->multi == NULL) goto failed;
     struct epoll_event event = {.events = EPOLLIN, .data.fd = loop->wake};
-    if (epoll_ctl(loop->epoll, EPOLL_CTL_ADD, loop->wake, &event) != 0) {
-        snprintf(error, size, "%s", strerror(errno));
-        goto failed;
-    }
+    if (epoll_ctl(loop->epoll, EPOLL_CTL_ADD, loop->wake, &event) != 0) goto failed;
     api.multi_setopt(loop->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
     api.multi_setopt(loop->multi, CURLMOPT_SOCKETDATA, loop);
     api.multi_setopt(loop->multi, CURLMOPT_TIMERFUNCTION, on_timer);
@@ -439,7 +430,6 @@ struct authkit_curl_loop *authkit_curl_loop_new(long keptConnections, authkit_cu
     int started = pthread_create(&loop->thread, &attributes, run_loop, loop);
     pthread_attr_destroy(&attributes);
     if (started != 0) {
-        snprintf(error, size, "no thread could be started (%s)", strerror(started));
         pthread_mutex_destroy(&loop->lock);
         goto failed;
     }

@@ -67,11 +67,8 @@
         }
 
         private init?() {
-            var reason = [CChar](repeating: 0, count: 256)
-            guard
-                let loop = authkit_curl_loop_new(
-                    Self.keptConnections, CurlHTTPClient.loopDone, CurlWorkers.threadName, &reason, reason.count)
-            else { return nil }
+            let made = authkit_curl_loop_new(Self.keptConnections, CurlHTTPClient.loopDone, CurlWorkers.threadName)
+            guard let loop = made else { return nil }
             pointer = loop
         }
 

@@ -89,12 +89,12 @@ struct authkit_curl_job {
 };
 typedef void (*authkit_curl_done_callback)(void *context, CURLcode code);
 struct authkit_curl_loop;
-/// NULL, with why in `error`, when no epoll, eventfd, multi handle or
-/// thread could be made. `done` is called once for each transfer added
+/// NULL when no epoll, eventfd, multi handle or thread could be made (the
+/// caller then sends through its workers, which say what they lack). `done` is called once for each transfer added
 /// that was not cancelled first, outside the lock, on the loop's thread or
 /// the one that added it. Never freed: it lives as long as the process.
 struct authkit_curl_loop *authkit_curl_loop_new(long keptConnections, authkit_curl_done_callback done,
-                                                const char *threadName, char *error, size_t size);
+                                                const char *threadName);
 /// A job whose easy handle is fresh or reset: NULL out of memory, and its
 /// `easy` NULL when libcurl made none (hand it back).
 struct authkit_curl_job *authkit_curl_loop_take(struct authkit_curl_loop *loop);
