@@ -68,45 +68,75 @@ import Testing
             input: "protocol=\(scheme)\nhost=\(host)\n" + (user.map { "username=\($0)\n" } ?? "") + "\n")
     }
 
-    /// git refusing a step part-way (here the first `--add`, as another
-    /// `git config` holding the configuration's lock would): the origin was
-    /// left with the reset alone, and git asked no helper there. What it had
-    /// is put back, and the error says so and names the kept helpers' file.
-    @Test(.enabled(if: hasGit))
-    func setupGitFailingPartWayPutsTheHelpersBack() async throws {
-        let server = TestHTTPServer()
-        try await server.start()
-        defer { Task { await server.stop() } }
-        var (home, environment) = try Self.gitbox(at: server)
-        defer { try? FileManager.default.removeItem(at: home) }
-        let gitconfig = home.appendingPathComponent("gitconfig")
-        try Data("[credential \"https://git.example.test\"]\n\thelper = store\n".utf8).write(to: gitconfig)
+    /// A git on `PATH` ahead of the real one that writes each command line
+    /// it is given to `log`, fails the `--add` of a non-empty value while
+    /// `failing` exists, and otherwise runs the real git. Returns the `PATH` to use.
+    static func recordingGit(in home: URL, log: URL, failing: URL, path: String?) throws -> String {
         let bin = home.appendingPathComponent("bin")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-        let marker = home.appendingPathComponent("fail-next-add")
-        try Data().write(to: marker)
         let script = """
             #!/bin/sh
-            if [ "$3" = "--add" ] && [ -e '\(marker.path)' ]; then
-              rm -f '\(marker.path)'; printf 'error: could not lock config file\\nfatal: try again\\n' >&2; exit 255
+            printf '%s\\n' "$*" >> '\(log.path)'
+            if [ "$3" = "--add" ] && [ -n "$5" ] && [ -e '\(failing.path)' ]; then
+              rm -f '\(failing.path)'; printf 'error: could not lock config file\\nfatal: try again\\n' >&2; exit 255
             fi
             exec \(Self.git) "$@"
             """
         try Data(script.utf8).write(to: bin.appendingPathComponent("git"))
         try FileManager.default.setAttributes(
             [.posixPermissions: 0o755], ofItemAtPath: bin.appendingPathComponent("git").path)
-        environment["PATH"] = bin.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        return bin.path + ":" + (path ?? "/usr/bin:/bin")
+    }
+
+    /// An origin's helpers, whole (`-z`: a value may hold a line break).
+    static func helpers(_ name: String, environment: [String: String]) async throws -> [String] {
+        let now = try await ChildProcess.run(
+            Self.git, ["config", "--global", "-z", "--get-all", name], environment: environment)
+        return now.standardOutput.split(separator: "\0", omittingEmptySubsequences: false).dropLast().map(String.init)
+    }
+
+    /// git refusing a step part-way (here the helper's `--add`, after the
+    /// empty entry's, as another `git config` holding the configuration's
+    /// lock would): the origin, left with the empty entry alone, had git ask
+    /// no helper there; it is taken away and the origin is as it was. The
+    /// user's helpers, an inline one with a password among them, were never
+    /// on git's command line (readable by every user in /proc): setup-git
+    /// writes nothing of theirs again, so it never has to put them back.
+    @Test(.enabled(if: hasGit))
+    func setupGitFailingPartWayLeavesTheHelpersAsTheyWere() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        defer { Task { await server.stop() } }
+        var (home, environment) = try Self.gitbox(at: server)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let secret = "ghp_inline0secret0in0a0helper"
+        let name = "credential.https://git.example.test.helper"
+        let original = ["!f() { echo username=me; echo password=\(secret); }; f", "store"]
+        for value in original {
+            let added = try await ChildProcess.run(
+                Self.git, ["config", "--global", "--add", name, value], environment: environment)
+            try #require(added.exit.status == 0, "\(added)")
+        }
+        let log = home.appendingPathComponent("git-command-lines")
+        let failing = home.appendingPathComponent("fail-next-add")
+        try Data().write(to: failing)
+        environment["PATH"] = try Self.recordingGit(in: home, log: log, failing: failing, path: environment["PATH"])
 
         let setup = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
         #expect(
             setup.status == 1
                 && setup.stderr.contains("failed (exit status 255): error: could not lock config file fatal: try again")
-                && setup.stderr.contains("put back as it was") && setup.stderr.contains("replaced-git-helpers"),
+                && setup.stderr.contains("https://git.example.test was left as it was."),
             "\(setup.status) \(setup.stderr)")
-        let helpers = try await ChildProcess.run(
-            Self.git, ["config", "--global", "--get-all", "credential.https://git.example.test.helper"],
-            environment: environment)
-        #expect(helpers.standardOutput == "store\n", "\(helpers)")
+        #expect(try await Self.helpers(name, environment: environment) == original)
+        // Run again (git's lock free): set up after the user's helpers, which stay.
+        let again = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+        #expect(again.status == 0, "\(again)")
+        let now = try await Self.helpers(name, environment: environment)
+        #expect(
+            now.count == 4 && Array(now.prefix(3)) == original + [""] && now[3].contains("git-credential"), "\(now)")
+        let lines = try String(contentsOf: log, encoding: .utf8)
+        #expect(lines.contains("--add \(name)") && !lines.contains(secret) && !lines.contains(" store"), "\(lines)")
     }
 
     @Test(.enabled(if: hasGit))
@@ -218,59 +248,70 @@ import Testing
         #expect(print.status == 0 && print.stdout == "fresh-token\n", "\(print)")
     }
 
-    /// The helpers setup-git replaces are named by their first word only:
-    /// shown whole, an inline helper (`!f() { echo password=…; }; f`) put its
-    /// secret on standard error. They are kept, whole, in a private file
-    /// whose `sh` puts them back (and undoes the setup); `--replace-all`
-    /// deleted them with no way back.
+    /// The helpers an origin had stay in git's configuration, before the
+    /// empty entry that stops git asking them, and are named by their first
+    /// word only: shown whole, an inline helper (`!f() { echo password=…;
+    /// }; f`) put its secret on standard error. Nothing of them is written
+    /// anywhere else or passed to git again (its command line is readable
+    /// by every user in /proc). The undo printed takes away exactly what
+    /// was added; where the origin had an empty entry of its own, which a
+    /// pattern would take too, it says which lines to remove instead.
     @Test(.enabled(if: hasGit))
-    func replacedHelpersAreSummarisedAndCanBeRestored() async throws {
+    func replacedHelpersStayInGitsConfigurationAndTheUndoIsExact() async throws {
         let server = TestHTTPServer()
         try await server.start()
         defer { Task { await server.stop() } }
-        let (home, environment) = try Self.gitbox(at: server)
+        var (home, environment) = try Self.gitbox(at: server)
         defer { try? FileManager.default.removeItem(at: home) }
         let secret = "ghp_inline0secret0in0a0helper"
         let name = "credential.https://git.example.test.helper"
-        let original = ["", "!f() { echo username=me; echo password=\(secret); }; f", "store --file ~/.my-creds"]
+        let original = ["!f() { echo username=me; echo password=\(secret); }; f", "store --file ~/.my-creds"]
         for value in original {
             let added = try await ChildProcess.run(
                 Self.git, ["config", "--global", "--add", name, value], environment: environment)
             try #require(added.exit.status == 0, "\(added)")
         }
+        let log = home.appendingPathComponent("git-command-lines")
+        environment["PATH"] = try Self.recordingGit(
+            in: home, log: log, failing: home.appendingPathComponent("never"), path: environment["PATH"])
         let setup = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
         #expect(setup.status == 0, "\(setup)")
         #expect(!setup.stderr.contains(secret) && !setup.stdout.contains(secret), "\(setup.stderr)")
+        #expect(setup.stderr.contains("no longer asks these helpers there: !f() …; store …."), "\(setup.stderr)")
+        let now = try await Self.helpers(name, environment: environment)
+        #expect(Array(now.prefix(3)) == original + [""] && now.count == 4, "\(now)")
+        let lines = try String(contentsOf: log, encoding: .utf8)
+        #expect(!lines.contains(secret) && !lines.contains("my-creds"), "\(lines)")
         #expect(
-            setup.stderr.contains("no longer asks these helpers there: !f() …; store …."), "\(setup.stderr)")
-        let written = try #require(
-            setup.stderr.split(separator: " ").first { $0.contains("replaced-git-helpers-gitbox-") },
-            "\(setup.stderr)")
-        let path = String(written.drop { $0 != "/" }.prefix { $0 != " " && $0 != "'" })
-        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
-        #expect(mode == 0o600, "\(path)")
+            try FileManager.default.contentsOfDirectory(atPath: home.path).allSatisfy { !$0.hasPrefix("replaced-git") })
+        let filled = try await Self.fill("https", "git.example.test", environment: environment)
+        #expect(!filled.standardOutput.contains(secret), "\(filled)")
 
-        // Its sh puts back every value, the empty one that resets the list included.
-        let restored = try await ChildProcess.run("/bin/sh", [path], environment: environment)
-        #expect(restored.exit.status == 0, "\(restored)")
-        let now = try await ChildProcess.run(
-            Self.git, ["config", "--global", "-z", "--get-all", name], environment: environment)
-        #expect(
-            now.standardOutput.split(separator: "\0", omittingEmptySubsequences: false).dropLast().map(String.init)
-                == original, "\(now)")
-        // Set up again over only its own helper: nothing is replaced, no
-        // file written; the second run says so, and points at the first
-        // run's file rather than at an `--unset-all` that would lose what
-        // it keeps.
+        // The undo it printed, run as printed: the origin is as it was.
+        let undo = "git config --global --unset-all \(name) '^$| token git-credential --provider'"
+        #expect(setup.stderr.contains("to undo: \(undo)"), "\(setup.stderr)")
+        let undone = try await ChildProcess.run("/bin/sh", ["-c", undo], environment: environment)
+        #expect(undone.exit.status == 0, "\(undone)")
+        #expect(try await Self.helpers(name, environment: environment) == original)
+
+        // An origin with an empty entry of its own: the lines to remove are named.
         _ = try await ChildProcess.run(Self.git, ["config", "--global", "--unset-all", name], environment: environment)
-        let fresh = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
+        for value in ["", "store"] {
+            _ = try await ChildProcess.run(
+                Self.git, ["config", "--global", "--add", name, value], environment: environment)
+        }
+        let own = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
         #expect(
-            fresh.status == 0 && fresh.stderr.contains("to undo: git config --global --unset-all"), "\(fresh.stderr)")
+            own.status == 0
+                && own.stderr.contains(
+                    "to undo: remove the last two helper lines under [credential \"https://git.example.test\"]"),
+            "\(own.stderr)")
+        // Set up again over its own helper: nothing changes, and it says so.
         let again = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
         #expect(
-            again.status == 0 && !again.stderr.contains("no longer asks") && !again.stderr.contains("--unset-all")
-                && again.stderr.contains("git was set up so already; nothing changed.")
-                && again.stderr.contains("sh '\(path)' puts them back"), "\(again.stderr)")
+            again.status == 0 && again.stderr.contains("git was set up so already; nothing changed.")
+                && !again.stderr.contains("to undo"), "\(again.stderr)")
+        #expect(try await Self.helpers(name, environment: environment).count == 4)
     }
 
     /// A git origin with a placeholder (`https://{host}`, a self-managed
@@ -483,7 +524,7 @@ import Testing
     /// once each read the old helper; the one git's configuration lock
     /// refused put its stale copy back over the other's success (which had
     /// said "git asks authkit", git then asking only the old helper), or
-    /// both added theirs; and they named one restore file.
+    /// both added theirs.
     @Test(.enabled(if: hasGit))
     func setupsAtOnceRunOneAtATime() async throws {
         let server = TestHTTPServer()
@@ -507,11 +548,9 @@ import Testing
         let helpers = try await ChildProcess.run(
             Self.git, ["config", "--global", "--get-all", name], environment: environment)
         let lines = helpers.standardOutput.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-        #expect(lines.count == 2 && lines.first == "" && lines.last?.contains("git-credential") == true, "\(lines)")
-        let kept = try FileManager.default.contentsOfDirectory(atPath: home.path).filter {
-            $0.hasPrefix("replaced-git-helpers-")
-        }
-        #expect(kept.count == 1, "\(kept)")
+        #expect(
+            lines.count == 3 && lines.first == "store --file /dev/null" && lines.dropFirst().first == ""
+                && lines.last?.contains("git-credential") == true, "\(lines)")
         let filled = try await Self.fill("https", "git.example.test", environment: environment)
         #expect(filled.standardOutput.contains("password=the-token\n"), "\(filled)")
     }
@@ -637,7 +676,7 @@ import Testing
         let setup = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
         #expect(setup.status == 0, "\(setup)")
         let saw = try String(contentsOf: record, encoding: .utf8)
-        #expect(saw.contains("ARGS: config --global --replace-all credential.https://git.example.test.helper "))
+        #expect(saw.contains("ARGS: config --global --add credential.https://git.example.test.helper \n"))
         #expect(saw.contains("ARGS: config --global --add credential.https://git.example.test.helper !AUTHKIT_HOME='"))
         // git's environment has no AuthKit variable; no secret is anywhere in what it got.
         let environmentLines = saw.split(separator: "\n").filter { !$0.hasPrefix("ARGS: ") }

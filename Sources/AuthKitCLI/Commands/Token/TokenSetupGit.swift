@@ -24,9 +24,9 @@ import Subprocess
 /// `authkit token setup-git --provider github`: makes git ask `authkit token
 /// git-credential` for the provider's git hosts, as `gh auth setup-git`
 /// does. For each origin of the descriptor's `git` section, in the user's
-/// global git configuration:
+/// global git configuration, after the helpers it has there (which stay):
 ///
-///     credential.<origin>.helper = ""          (the helpers configured before are not asked there)
+///     credential.<origin>.helper = ""          (the helpers before it are not asked there)
 ///     credential.<origin>.helper = !'<this authkit>' token git-credential --provider='ID' [--label='L']
 ///
 /// git is run with the environment less every `AUTHKIT_*` variable
@@ -102,15 +102,13 @@ struct TokenSetupGit: WorkspaceCommand {
         // no final dot (which git's own matching would not see through).
         let names = origins.map { "credential.\(APIOrigins.normalizedOrigin($0) ?? $0).helper" }
         // One setup at a time, from reading what git has to the end of any
-        // roll-back: two at once each read the old helpers, and the one
-        // that failed on git's lock put its stale copy back over the
-        // other's success (said "git asks authkit", with git asking none),
-        // or both added the helper; they also named one restore file.
+        // roll-back: two at once each read the old helpers and both added
+        // theirs, or the one that failed on git's lock undid the other's.
         let home = AuthKitHome.directory(environment: workspace.environment)
         let lock = RefreshLockFile(
             path: home.appendingPathComponent(".setup-git.lock").path, activity: "setting up git's helpers")
         try FileSystem.createPrivateDirectory(home.path)
-        let (before, replaced, restore) = try await lock.withLock(timeout: .seconds(30)) { [workspace] in
+        let before = try await lock.withLock(timeout: .seconds(30)) { [workspace] in
             // What each origin had, read whole (-z: a value may hold a line break)
             // before anything is changed.
             var before = [(name: String, values: [String])]()
@@ -120,57 +118,24 @@ struct TokenSetupGit: WorkspaceCommand {
                 before.append(
                     (name, values.split(separator: "\0", omittingEmptySubsequences: false).dropLast().map(String.init)))
             }
-            // The helpers given up: an inline one (`!f() { echo password=…; }; f`)
-            // holds a secret, so they are named only by a safe summary, and kept,
-            // whole, in a private file that puts them back.
-            let replaced = before.flatMap(\.values).filter { !$0.isEmpty && $0 != helper }
-            let restore = replaced.isEmpty ? nil : try Self.saveReplaced(before, provider: descriptor.id, in: workspace)
-            do {
-                for name in names {
-                    try await Self.git(["--replace-all", name, ""], environment: workspace.environment)
-                    try await Self.git(["--add", name, helper], environment: workspace.environment)
-                }
-            } catch let failure as CLIError {
-                // Part-way (another `git config` holding the configuration's
-                // lock, a full disk): an origin left with the reset alone had git
-                // ask no helper at all there. What each had is put back.
-                let restored = await Self.putBack(before, environment: workspace.environment)
-                let kept =
-                    restore.map {
-                        " The helpers it had are also kept in \($0): sh \(ShellWord.literal($0)) puts them back."
-                    } ?? ""
-                throw CLIError(
-                    failure.message
-                        + (restored
-                            ? " git's configuration was put back as it was."
-                            : " git's configuration could not all be put back: see git config --global --get-regexp '^credential\\.'.")
-                        + kept,
-                    status: failure.status)
-            }
-            return (before, replaced, restore)
+            try await Self.append(helper, after: before, environment: workspace.environment)
+            return before
         }
         Console.out("git asks authkit for \(descriptor.name)'s token at \(origins.joined(separator: ", ")).")
-        if let restore {
-            var seen = Set<String>()
-            let summaries = replaced.map(Self.summary(ofHelper:)).filter { seen.insert($0).inserted }
-            Console.err(
-                "authkit: note: git's global configuration no longer asks these helpers there: "
-                    + summaries.joined(separator: "; ")
-                    + ". They are kept, whole, in \(restore) (private: a helper may hold a secret); "
-                    + "to undo this and put them back: sh \(ShellWord.literal(restore))")
-        } else if before.allSatisfy({ $0.values == ["", helper] }) {
-            // Set up so already (a second run): its undo was said the first
-            // time; `--unset-all` now would also drop what that file keeps.
-            let earlier = Self.earliestRestore(provider: descriptor.id, in: workspace)
-            Console.err(
-                "authkit: note: git was set up so already; nothing changed."
-                    + (earlier.map {
-                        " The helpers an earlier setup replaced are kept in \($0): sh \(ShellWord.literal($0)) puts them back."
-                    } ?? ""))
+        let changed = before.filter { !Self.isSetUp($0.values, helper: helper) }
+        if changed.isEmpty {
+            Console.err("authkit: note: git was set up so already; nothing changed.")
         } else {
-            Console.err(
-                "authkit: note: to undo: "
-                    + names.map { "git config --global --unset-all \($0)" }.joined(separator: "; "))
+            // Named by a safe summary only: an inline helper holds a secret.
+            let others = changed.flatMap(\.values).filter { !$0.isEmpty && !Self.isAuthKitHelper($0) }
+            if !others.isEmpty {
+                var seen = Set<String>()
+                let summaries = others.map(Self.summary(ofHelper:)).filter { seen.insert($0).inserted }
+                Console.err(
+                    "authkit: note: git no longer asks these helpers there: " + summaries.joined(separator: "; ")
+                        + ". They stay in git's configuration, before the empty entry that stops git asking them.")
+            }
+            Console.err("authkit: note: to undo: " + changed.map(Self.undo).joined(separator: "; "))
         }
         if let credential = stored {
             if !git.isGranted(by: credential.scopes) {
@@ -183,26 +148,73 @@ struct TokenSetupGit: WorkspaceCommand {
         }
     }
 
-    /// Each origin's helpers as they were before (`before`): reset, then
-    /// added back one by one. False when git refused any step.
-    static func putBack(_ before: [(name: String, values: [String])], environment: [String: String]) async -> Bool {
-        var restored = true
-        for (name, values) in before {
-            // Removed only where something is there (git says "nothing" with
-            // exit 5, which is no failure here): a removal that fails leaves
-            // the origin as it is, and is said.
+    /// Adds, after what each origin has, an empty helper (git asks none of
+    /// those before it: git-config(1), `credential.helper`) and `helper`.
+    /// Nothing is removed or rewritten: an origin's helpers may be inline
+    /// (`!f() { echo password=…; }; f`), and a value written again would be
+    /// on git's command line, which every user of the machine can read in
+    /// `/proc` while git runs; so the user's helpers never leave the file
+    /// they are in. An origin whose last two values are these already is
+    /// left as it is. A failure part-way leaves each origin done set up (git
+    /// asks authkit there) and takes away an empty entry added alone (git
+    /// would ask no helper there) where that can be done exactly.
+    static func append(
+        _ helper: String, after before: [(name: String, values: [String])], environment: [String: String]
+    ) async throws {
+        var done = [String]()
+        for (name, values) in before where !isSetUp(values, helper: helper) {
+            var reset = false
             do {
-                let now = try await git(["--get-all", "-z", name], environment: environment, missingIsEmpty: true)
-                if !now.isEmpty { _ = try await git(["--unset-all", name], environment: environment) }
-            } catch {
-                restored = false
-                continue
-            }
-            for value in values {
-                do { _ = try await git(["--add", name, value], environment: environment) } catch { restored = false }
+                try await git(["--add", name, ""], environment: environment)
+                reset = true
+                try await git(["--add", name, helper], environment: environment)
+                done.append(origin(of: name))
+            } catch let failure as CLIError {
+                var said = failure.message
+                if !reset {
+                    said += " \(origin(of: name)) was left as it was."
+                } else if !values.contains(""),
+                    (try? await git(["--unset-all", name, "^$"], environment: environment)) != nil
+                {
+                    // The origin's only empty entry is the one just added.
+                    said += " \(origin(of: name)) was left as it was."
+                } else {
+                    said +=
+                        " git asks no helper at \(origin(of: name)) now: remove the last empty helper line under [credential \"\(origin(of: name))\"] in your global git configuration, or run this again."
+                }
+                if !done.isEmpty { said += " git asks authkit at \(done.joined(separator: ", ")) already." }
+                throw CLIError(said, status: failure.status)
             }
         }
-        return restored
+    }
+
+    /// Whether an origin's helpers end with the empty entry and `helper`.
+    static func isSetUp(_ values: [String], helper: String) -> Bool {
+        values.suffix(2) == ["", helper]
+    }
+
+    /// A helper `setup-git` writes, for any account; it holds no secret.
+    static func isAuthKitHelper(_ value: String) -> Bool {
+        value.hasPrefix("!") && value.contains(" token git-credential --provider")
+    }
+
+    /// The origin in `credential.<origin>.helper`.
+    static func origin(of name: String) -> String {
+        String(name.dropFirst("credential.".count).dropLast(".helper".count))
+    }
+
+    /// How to take away what ``append(_:after:environment:)`` added at an
+    /// origin that had `values`: every value, where there was none; the
+    /// empty entry and authkit's helper by a pattern, where no value before
+    /// was either; else by hand (the pattern would take the user's own
+    /// empty entry too).
+    static func undo(_ origin: (name: String, values: [String])) -> String {
+        if origin.values.isEmpty { return "git config --global --unset-all \(origin.name)" }
+        if !origin.values.contains(where: { $0.isEmpty || isAuthKitHelper($0) }) {
+            return "git config --global --unset-all \(origin.name) '^$| token git-credential --provider'"
+        }
+        return
+            "remove the last two helper lines under [credential \"\(Self.origin(of: origin.name))\"] in your global git configuration"
     }
 
     /// A helper as it may be shown: its first word (`store`, `!f()`,
@@ -220,61 +232,6 @@ struct TokenSetupGit: WorkspaceCommand {
         }
         shown = DisplayText.sanitized(shown, limit: 60)
         return cut ? shown + " …" : shown
-    }
-
-    /// The oldest file ``saveReplaced(_:provider:in:)`` wrote for
-    /// `provider`: the helpers git had before AuthKit's first setup.
-    static func earliestRestore(provider: String, in workspace: Workspace) -> String? {
-        let home = AuthKitHome.directory(environment: workspace.environment).path
-        let prefix = "replaced-git-helpers-\(provider)-"
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: home)) ?? []
-        return names.filter { $0.hasPrefix(prefix) && $0.hasSuffix(".sh") }.sorted().first.map { "\(home)/\($0)" }
-    }
-
-    /// Writes a script that puts back what `before` held (each origin's
-    /// helpers, the empty entries that reset the list among them) and so
-    /// undoes this setup: `$AUTHKIT_HOME/replaced-git-helpers-ID-TIME.sh`,
-    /// mode 0600 (a helper may hold a password). Returns its path; nothing
-    /// in git's configuration is changed when it cannot be written.
-    static func saveReplaced(_ before: [(name: String, values: [String])], provider: String, in workspace: Workspace)
-        throws -> String
-    {
-        let home = AuthKitHome.directory(environment: workspace.environment).path
-        let stamp = String(Date().formatted(.iso8601).filter { !"-:".contains($0) })
-        var path = "\(home)/replaced-git-helpers-\(provider)-\(stamp).sh"
-        var count = 1
-        while FileManager.default.fileExists(atPath: path) {
-            count += 1
-            path = "\(home)/replaced-git-helpers-\(provider)-\(stamp)-\(count).sh"
-        }
-        var lines = [
-            "#!/bin/sh",
-            "# git's credential helpers that 'authkit token setup-git --provider \(provider)' replaced at \(stamp).",
-            "# Run it with sh to undo that setup and put them back.",
-            "# A helper may hold a secret: delete this file once done.",
-            "set -e",
-        ]
-        for (name, values) in before {
-            lines.append("git config --global --unset-all \(ShellWord.literal(name)) || true")
-            for value in values {
-                lines.append("git config --global --add \(ShellWord.literal(name)) \(ShellWord.literal(value))")
-            }
-        }
-        do {
-            try FileSystem.createPrivateDirectory(home)
-            try AtomicFile(path: path).replace(with: Data((lines.joined(separator: "\n") + "\n").utf8))
-        } catch let failure as AtomicFile.Failure {
-            throw CLIError(
-                "\(path): \(failure.what) (\(failure.reason)), so the git helpers it would keep were not replaced; "
-                    + "git's configuration was left as it was.",
-                status: .outputFailed)
-        } catch {
-            throw CLIError(
-                "\(home) cannot be created (\(error)), so the git helpers to keep there were not replaced; "
-                    + "git's configuration was left as it was.",
-                status: .outputFailed)
-        }
-        return path
     }
 
     /// What git runs (through `sh -c`, with the operation appended): this
