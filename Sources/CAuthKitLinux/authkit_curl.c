@@ -41,6 +41,7 @@ static struct {
     CURLSHcode (*share_setopt)(CURLSH *share, CURLSHoption option, ...);
     CURLSHcode (*share_cleanup)(CURLSH *share);
     CURLM *(*multi_init)(void);
+    CURLMcode (*multi_cleanup)(CURLM *multi);
     CURLMcode (*multi_setopt)(CURLM *multi, CURLMoption option, ...);
     CURLMcode (*multi_add_handle)(CURLM *multi, CURL *handle);
     CURLMcode (*multi_remove_handle)(CURLM *multi, CURL *handle);
@@ -82,6 +83,7 @@ static void load(void) {
         resolve(library, (void **)&api.share_setopt, "curl_share_setopt") ||
         resolve(library, (void **)&api.share_cleanup, "curl_share_cleanup") ||
         resolve(library, (void **)&api.multi_init, "curl_multi_init") ||
+        resolve(library, (void **)&api.multi_cleanup, "curl_multi_cleanup") ||
         resolve(library, (void **)&api.multi_setopt, "curl_multi_setopt") ||
         resolve(library, (void **)&api.multi_add_handle, "curl_multi_add_handle") ||
         resolve(library, (void **)&api.multi_remove_handle, "curl_multi_remove_handle") ||
@@ -436,6 +438,7 @@ struct authkit_curl_loop *authkit_curl_loop_new(long keptConnections, authkit_cu
     (void)pthread_setname_np(loop->thread, threadName);
     return loop;
 failed:
+    if (loop->multi != NULL) api.multi_cleanup(loop->multi);
     if (loop->epoll >= 0) close(loop->epoll);
     if (loop->wake >= 0) close(loop->wake);
     free(loop);
