@@ -458,7 +458,8 @@ static void delete_other_copies(struct call *call, void *cancellable) {
 }
 
 int authkit_secret_store(const char *name, const char *const *names, const char *const *values, size_t count,
-                         const char *label, const char *secret, long milliseconds, char *error, size_t size) {
+                         const char *collection, const char *label, const char *secret, long milliseconds,
+                         char *error, size_t size) {
     struct call call;
     if (begin(&call, name, names, values, count, error, size) != 0) return -1;
     GError *failure = NULL;
@@ -467,8 +468,9 @@ int authkit_secret_store(const char *name, const char *const *names, const char 
         end(&call);
         return -1;
     }
-    int stored = api.storev_sync(&call.schema, call.attributes, NULL, label, secret, watch.cancellable, &failure);
-    if (stored && !watch_fired(&watch)) delete_other_copies(&call, watch.cancellable);
+    int stored =
+        api.storev_sync(&call.schema, call.attributes, collection, label, secret, watch.cancellable, &failure);
+    if (stored && collection == NULL && !watch_fired(&watch)) delete_other_copies(&call, watch.cancellable);
     // Refused at once (not the time limit): the usual cause is a keyring
     // service with no default collection (a gnome-keyring started without a
     // desktop login: its "default" alias is unset, and the error only names

@@ -555,6 +555,46 @@ import Testing
         _ = try await keyring.remove(CredentialKey(providerID: "github", label: fraction))
     }
 
+    /// An account with an item in each of two unlocked keyrings (one saved
+    /// while the other keyring was locked and another the default, then
+    /// unlocked; here written there directly) is not moved out of the keyring: the move read one copy
+    /// and the removal took both, the other's refresh token perhaps the
+    /// live one. The keyring's account list names each account once, so the
+    /// move counted one copy.
+    @Test(.enabled("no Secret Service answers (.ci/run starts one)") { await TestKeyring.shouldRun() })
+    func tokenMoveKeepsAnAccountWithACopyInEachOfTwoKeyrings() async throws {
+        let home = try CLIProcess.home("authkit-keyring-move-two")
+        defer { try? FileManager.default.removeItem(at: home) }
+        try await Self.withPrivateKeyring(["--second-keyring"]) { bus in
+            let environment = [
+                "AUTHKIT_HOME": home.path, "AUTHKIT_STORE": "keyring", "DBUS_SESSION_BUS_ADDRESS": bus,
+            ]
+            let service = SecretService(bus: bus)
+            let imported = try await CLIProcess.run(
+                ["token", "import", "--provider", "github"],
+                environment: environment.merging(["TOKEN": "gho_in_login"]) { $1 }, launcher: Self.importing(""))
+            try #require(imported.status == 0, "\(imported.stderr)")
+            let helper = CLIProcess.binary.deletingLastPathComponent().appendingPathComponent("AuthKitStoreStress")
+            let entry =
+                #"{"providerID":"github","kind":"oauth2","accessToken":"gho_in_other","tokenType":"Bearer","#
+                + #""scopes":[],"obtainedAt":"2026-12-04T00:00:00Z","rawFields":{}}"#
+            let written = try await ChildProcess.run(
+                helper.path, ["keyring-item", "github", "", entry, "other"],
+                environment: ["DBUS_SESSION_BUS_ADDRESS": bus, "HOME": home.path])
+            try #require(written.exit.status == 0, "\(written.standardError)")
+            let (login, other) = (try await service.items(in: "login"), try await service.items(in: "other"))
+            try #require(login == 1 && other == 1, "\(login) and \(other) items")
+
+            let moved = try await CLIProcess.run(["token", "move", "--to", "file"], environment: environment)
+            #expect(
+                moved.status == 1 && moved.stderr.contains("holds 2 credentials for this account")
+                    && moved.stderr.contains("keyring manager"), "\(moved)")
+            #expect(try await service.items(in: "login") == 1)
+            #expect(try await service.items(in: "other") == 1)
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("credentials.json").path))
+        }
+    }
+
     /// `token move`: whole credentials (refresh token, identity and all)
     /// from credentials.json to the keyring and back, only the account
     /// named; a destination holding another credential for the account

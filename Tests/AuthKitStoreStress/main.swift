@@ -10,9 +10,10 @@
 //       prints the provider's access token through a CredentialSource,
 //       refreshing it when expired; in the keyring (a SecretServiceCredentialStore
 //       of that schema, its locks in <home>) when AUTHKIT_STRESS_KEYRING_SCHEMA is set.
-//   AuthKitStoreStress keyring-item <provider> <label> <text>
+//   AuthKitStoreStress keyring-item <provider> <label> <text> [<collection>]
 //       stores <text>, whatever it is, as the command line's keyring item of
-//       that account (on the session bus of this process's environment).
+//       that account (on the session bus of this process's environment); in
+//       the keyring <collection> (its name), the other copies left, if given.
 //   AuthKitStoreStress keyring-check
 //       the command line's keyring's check before a sign-in: prints "ready",
 //       or the error and exits 1.
@@ -82,9 +83,10 @@ case "keyring-check":
     #endif
 case "keyring-item":
     #if os(Linux)
-        guard arguments.count == 5 else { usage() }
+        guard arguments.count == 5 || arguments.count == 6 else { usage() }
         try await SecretServiceCredentialStore().store(
-            arguments[4], for: CredentialKey(providerID: arguments[2], label: arguments[3]))
+            arguments[4], for: CredentialKey(providerID: arguments[2], label: arguments[3]),
+            in: arguments.count == 6 ? "/org/freedesktop/secrets/collection/\(arguments[5])" : nil)
     #else
         usage()
     #endif

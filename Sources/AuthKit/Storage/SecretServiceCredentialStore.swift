@@ -170,6 +170,14 @@
         /// The accounts stored, read from the items' attributes only: a locked
         /// keyring is not unlocked (no prompt).
         package func keys() async throws -> [CredentialKey] {
+            Array(Set(try await itemKeys()))
+        }
+
+        /// One key per item, in any collection: an account saved while
+        /// another keyring was the default has an item in each, and is
+        /// here twice. A reader gets one of them, and ``remove(_:)`` takes
+        /// every unlocked one: `token move` counts them before it moves one.
+        package func itemKeys() async throws -> [CredentialKey] {
             let schema = self.schema
             let milliseconds = Self.milliseconds(callTimeout)
             return try await Self.call("list the credentials in", within: callTimeout) { error in
@@ -187,7 +195,7 @@
             else {
                 throw AuthKitError.store(path: Self.keyringName, reason: .init(.inaccessible, String(cString: error)))
             }
-            return keys
+            return Array(Set(keys))
         }
 
         static func searchKeys(_ schema: String, milliseconds: Int, _ error: UnsafeMutablePointer<CChar>) -> Outcome<
@@ -205,7 +213,7 @@
                             CredentialKey(providerID: String(cString: provider), label: label.isEmpty ? nil : label))
                     }, Unmanaged.passUnretained(collected).toOpaque(), milliseconds, error, Self.errorSize)
             }
-            return count == -2 ? .locked : count < 0 ? .failure : .success(Array(Set(collected.keys)))
+            return count == -2 ? .locked : count < 0 ? .failure : .success(collected.keys)
         }
 
         package func save(_ credential: Credential) async throws {
@@ -222,7 +230,8 @@
 
         /// `secret` as the item of `key`, whatever it holds: ``save(_:)``'s
         /// write, and a test's item that is not a credential.
-        package func store(_ secret: String, for key: CredentialKey) async throws {
+        /// `collection`: a D-Bus path to store in, other copies left (tests); `nil`: the default.
+        package func store(_ secret: String, for key: CredentialKey, in collection: String? = nil) async throws {
             let attributes = try Self.attributes(for: key)
             let label = "AuthKit: \(key)"
             let schema = self.schema
@@ -230,8 +239,8 @@
             try await Self.call("save \(key) to", failure: .notSaved, within: callTimeout) { error in
                 Self.withCStrings(attributes) { names, values in
                     authkit_secret_store(
-                        schema, names, values, attributes.count, label, secret, milliseconds, error, Self.errorSize)
-                        == 0
+                        schema, names, values, attributes.count, collection, label, secret, milliseconds, error,
+                        Self.errorSize) == 0
                         ? .success(()) : .failure
                 }
             }

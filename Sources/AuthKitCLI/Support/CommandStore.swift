@@ -37,11 +37,16 @@ protocol CommandStore: CredentialStore {
     /// Members of `key`'s stored credential this authkit does not know (a
     /// later version's): a move to another store would drop them.
     func unknownMembers(of key: CredentialKey) async throws -> [String]
+    /// How many entries this store holds for `key` (a file merged from two
+    /// machines, a keyring item in two collections): reading takes one,
+    /// removing takes them all.
+    func copies(of key: CredentialKey) async throws -> Int
 }
 
 extension CommandStore {
     func accounts() async throws -> [CredentialKey] { try await allCredentials().map(\.key) }
     func unknownMembers(of key: CredentialKey) async throws -> [String] { [] }
+    func copies(of key: CredentialKey) async throws -> Int { try await accounts().filter { $0 == key }.count }
 }
 
 extension FileCredentialStore: CommandStore {
@@ -56,6 +61,7 @@ extension FileCredentialStore: CommandStore {
         var lockFolder: String { lockDirectory.standardizedFileURL.path }
         func keysForCompletion() -> [CredentialKey] { (try? keysNow()) ?? [] }
         func accounts() async throws -> [CredentialKey] { try await keys() }
+        func copies(of key: CredentialKey) async throws -> Int { try await itemKeys().filter { $0 == key }.count }
     }
 #endif
 

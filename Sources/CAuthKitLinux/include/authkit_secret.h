@@ -34,9 +34,13 @@ int authkit_secret_probe(long milliseconds, char *error, size_t size);
 int authkit_secret_check_writable(long milliseconds, char *error, size_t size);
 
 /// Stores `secret` (text) in the default collection under the attributes,
-/// replacing an item with the same attributes. Returns 0, or -1 with `error`.
+/// replacing an item with the same attributes there, and deletes the
+/// item's copies in the other unlocked collections. With a `collection`
+/// (its D-Bus path), stores there and leaves any other copy: how a test
+/// sets up an account held in two keyrings. Returns 0, or -1 with `error`.
 int authkit_secret_store(const char *schema, const char *const *names, const char *const *values, size_t count,
-                         const char *label, const char *secret, long milliseconds, char *error, size_t size);
+                         const char *collection, const char *label, const char *secret, long milliseconds,
+                         char *error, size_t size);
 
 /// Looks up the secret of the item with these attributes. Returns 1 and a
 /// copy in `secret` (release it with authkit_secret_free, which wipes it), 0

@@ -202,13 +202,14 @@ struct TokenMove: WorkspaceCommand {
         let credential = try JSONDecoder.credentials.decode(
             Credential.self, from: JSONEncoder.credentials.encode(read))
         // Two entries for one account (a file merged from two machines, as
-        // the store warns): the first would be moved and the removal would
-        // take both, the other copy (its refresh token perhaps the live
-        // one) lost. The user keeps one first.
-        let copies = try await source.accounts().filter { $0 == key }.count
+        // the store warns; a keyring item in two collections, saved while
+        // another was the default): the first would be moved and the
+        // removal would take both, the other copy (its refresh token
+        // perhaps the live one) lost. The user keeps one first.
+        let copies = try await source.copies(of: key)
         guard copies <= 1 else {
             throw CLIError(
-                "\(source.location) holds \(copies) credentials for this account; moving one would remove them all. Keep one (edit the file, or authkit token delete \(ShellWord.account(key)) and sign in again), then move it.",
+                "\(source.location) holds \(copies) credentials for this account; moving one would remove them all. Keep one (edit the file, delete the older item in your keyring manager, or authkit token delete \(ShellWord.account(key)) and sign in again), then move it.",
                 status: .failure)
         }
         // A later AuthKit's members of the entry (the file's, or a keyring
