@@ -238,7 +238,8 @@ import Testing
     /// issuers, and a redirect's `iss` was then not compared at all:
     /// `iss=https://evil.example` passed. A present one is compared as one
     /// of them (RFC 9207 §2.4), one tenant in the placeholder's place; an
-    /// absent one is still taken (Microsoft does not say it sends one).
+    /// absent one is still taken (Microsoft does not say it sends one),
+    /// but not where the descriptor says the provider sends it.
     @Test func anAnyTenantRedirectsIssuerIsOneOfItsIssuers() async throws {
         let microsoft = try client(
             "microsoft", settings: ClientSettings(clientID: "the-client", placeholders: ["tenant": "common"]))
@@ -260,6 +261,27 @@ import Testing
         ] {
             #expect(throws: AuthKitError.self, "\(hostile)") { try code(iss: hostile) }
         }
+
+        // A descriptor that says the provider sends `iss` has it required
+        // here as with one issuer (§2.4: a response without it is refused).
+        var sending = try bundledDescriptor("microsoft")
+        try #require(sending.issuer != nil)
+        sending.issuer?.includedInResponse = true
+        let strict = try OAuth2Client(
+            descriptor: sending, settings: ClientSettings(clientID: "the-client", placeholders: ["tenant": "common"]))
+        let (strictURL, strictPending) = try await strict.startAuthorization()
+        let strictState = try #require(try parameters(strictURL)["state"])
+        let without = try #require(URL(string: strictPending.redirectURI + "?code=the-code&state=\(strictState)"))
+        #expect(
+            throws: AuthKitError.redirect(.missingIssuer(expected: "https://login.microsoftonline.com/{tenant}/v2.0"))
+        ) {
+            try strict.authorizationCode(from: without, pending: strictPending)
+        }
+        let with = try #require(
+            URL(
+                string: without.absoluteString
+                    + "&iss=https%3A%2F%2Flogin.microsoftonline.com%2F9188040d-6c67-4c5b-b112-36a304b66dad%2Fv2.0"))
+        #expect(try strict.authorizationCode(from: with, pending: strictPending) == "the-code")
     }
 
     /// Scopes are joined with the descriptor's separator, so one element

@@ -207,7 +207,10 @@ public struct OAuth2Client: Authenticator {
         let pending = PendingAuthorization(
             providerID: descriptor.id, state: state, codeVerifier: pkce?.verifier, redirectURI: redirectURI,
             expectedIssuer: client.redirectIssuer,
-            issuerRequired: client.redirectIssuer != nil && descriptor.issuer?.includedInResponse == true,
+            // An "any tenant" endpoint's `iss` is required as an exact one's
+            // is (RFC 9207 §2.4): compared to its pattern, not to be left out.
+            issuerRequired: (client.redirectIssuer != nil || client.redirectIssuerPattern != nil)
+                && descriptor.issuer?.includedInResponse == true,
             scopes: scopes, createdAt: now(), nonce: nonce, maxAge: maxAge)
         var attempt = pending
         attempt.proofKey = proofKey

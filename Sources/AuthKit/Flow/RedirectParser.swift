@@ -55,10 +55,17 @@ package struct RedirectParser: Sendable {
             } else if pending.issuerRequired {
                 throw AuthKitError.redirect(.missingIssuer(expected: expectedIssuer))
             }
-        } else if let prefix = pending.issuerPrefix, let suffix = pending.issuerSuffix, let issuer = values["iss"] {
-            // An "any tenant" endpoint answers for many issuers: a present
-            // `iss` is still compared (§2.4), as one of them, byte for byte,
-            // with one path segment as the tenant.
+        } else if let prefix = pending.issuerPrefix, let suffix = pending.issuerSuffix {
+            // An "any tenant" endpoint answers for many issuers: its `iss` is
+            // still compared (§2.4), as one of them, byte for byte, with one
+            // path segment as the tenant; and required where the descriptor
+            // says the provider sends it.
+            guard let issuer = values["iss"] else {
+                if pending.issuerRequired {
+                    throw AuthKitError.redirect(.missingIssuer(expected: prefix + "{tenant}" + suffix))
+                }
+                return try code(in: values)
+            }
             let bytes = Array(issuer.utf8)
             let (head, tail) = (Array(prefix.utf8), Array(suffix.utf8))
             let fits =
@@ -70,6 +77,11 @@ package struct RedirectParser: Sendable {
             }
         }
 
+        return try code(in: values)
+    }
+
+    /// The code of a redirect whose `state` and `iss` passed, or the error it reports.
+    private func code(in values: [String: String]) throws -> (code: String, parameters: [String: String]) {
         if let error = values["error"] {
             throw AuthKitError.authorizationFailed(
                 ProviderErrorResponse(
