@@ -73,6 +73,22 @@ import Testing
         }
     }
 
+    /// What merges refreshes compares its fields byte for byte: tokens,
+    /// client ids and labels that Swift's `==` takes for one (canonically
+    /// equivalent: `é` and `e` + U+0301) are other grants' refreshes.
+    @Test func refreshesAreMergedByTheExactBytes() {
+        func key(token: String = "t", clientID: String = "c", label: String? = nil) -> RefreshCoordinator.Key {
+            RefreshCoordinator.Key(
+                tokenEndpoint: "https://p.example/token", clientID: clientID, providerID: "p", label: label,
+                token: token)
+        }
+        #expect(key(token: "r\u{E9}") == key(token: "r\u{E9}"))
+        #expect(key(token: "r\u{E9}") != key(token: "re\u{301}"))
+        #expect(key(clientID: "\u{E9}") != key(clientID: "e\u{301}"))
+        #expect(key(label: "\u{E9}") != key(label: "e\u{301}"))
+        #expect(key(label: nil) == key(label: nil) && key(label: "a") != key(label: nil))
+    }
+
     /// Two clients built from the same descriptor and settings (a web
     /// backend's handlers each make one) refreshing one credential at once
     /// send one request: each merged only its own refreshes, so the

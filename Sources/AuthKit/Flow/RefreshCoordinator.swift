@@ -92,9 +92,15 @@ final class RefreshCoordinator: @unchecked Sendable {
 
         func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 
+        /// Byte for byte, as the project compares identifiers (a client id,
+        /// an endpoint): Swift's `==` took `é` and `e` + U+0301 for one, and
+        /// would have merged the refreshes of two tokens so written.
+        /// (`hash` is String's, which such pairs share: a coarser hash is
+        /// still a hash for this equality.)
         static func == (a: Key, b: Key) -> Bool {
-            a.hash == b.hash && a.token == b.token && a.tokenEndpoint == b.tokenEndpoint && a.clientID == b.clientID
-                && a.providerID == b.providerID && a.label == b.label
+            a.hash == b.hash && ExactText.same(a.token, b.token) && ExactText.same(a.tokenEndpoint, b.tokenEndpoint)
+                && ExactText.same(a.clientID, b.clientID) && ExactText.same(a.providerID, b.providerID)
+                && ExactText.same(a.label ?? "", b.label ?? "") && (a.label == nil) == (b.label == nil)
         }
     }
 
