@@ -339,7 +339,14 @@ public final class WebSignIn: Sendable {
         let (url, pending) = try await client.startAuthorization(redirectURI: redirectURI(for: providerID))
         guard pending.codeVerifier != nil || pending.nonce != nil || configuration.allowsProvidersWithoutCodeBinding
         else { throw Self.unboundCodeRefusal(client) }
-        // Only a value this server could have made (43 base64url characters).
+        // The browser's binding is kept, so that sign-ins started in two tabs
+        // both finish (a new one would end the other's). Any value of the
+        // shape this server makes (43 base64url characters) is taken: it is
+        // not checked to be one this server issued. One planted in the
+        // browser by someone else (cookie injection) gives them nothing
+        // more than planting it just before the callback would; what keeps
+        // others from setting it is the `__Host-` prefix on https (a plain
+        // http origin, loopback, has none: docs/web.md).
         let reusable = bindingCookie.flatMap { $0.utf8.count == 43 && $0.utf8.allSatisfy(Self.isBase64URL) ? $0 : nil }
         let binding = reusable ?? SecureRandom.token()
         let lifetime = configuration.attemptLifetime
