@@ -372,6 +372,26 @@ import Testing
                 return issues.contains { $0.field == "dpop" && $0.problem.contains("'\(field)' is a request template") }
             }
         }
+        // A revocation that authorizes with the token itself would send a
+        // bound token as Bearer; RFC 7009's (the token a parameter) is kept.
+        func revoking(_ revocation: String) -> String {
+            """
+            {"id": "bound", "protocol": "oauth2", "dpop": "on",
+             "authorization": {"url": "https://as.example/authorize"}, "token": {"url": "https://as.example/token"},
+             "revocation": \(revocation)}
+            """
+        }
+        #expect {
+            _ = try ProviderDescriptor(
+                json: Data(
+                    revoking(
+                        #"{"url": "https://as.example/revoke", "parameters": {}, "headers": {"authorization": "Bearer {access_token}"}}"#
+                    ).utf8))
+        } throws: { error in
+            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            return issues.contains { $0.field == "revocation.headers" && $0.problem.contains("RFC 9449 §7.1") }
+        }
+        _ = try ProviderDescriptor(json: Data(revoking(#"{"url": "https://as.example/revoke"}"#).utf8))
     }
 
     // MARK: - PAR

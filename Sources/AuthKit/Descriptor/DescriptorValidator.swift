@@ -47,6 +47,19 @@ package struct DescriptorValidator: Sendable {
                     "is on, and '\(field)' is a request template, which sends no DPoP proof (RFC 9449 §5); remove '\(field)' or set dpop to off."
                 )
             }
+            // A revocation that authorizes with the token itself (Dropbox's,
+            // Slack's `Authorization: Bearer {access_token}`) would send a
+            // bound token as a Bearer one, without its proof (RFC 9449 §7.1),
+            // and be refused: the token left unrevoked. RFC 7009's, which
+            // carries the token as a parameter, needs none.
+            if let headers = descriptor.revocation?.headers,
+                headers.keys.contains(where: { $0.lowercased() == "authorization" })
+            {
+                issue(
+                    "revocation.headers",
+                    "sets Authorization, which would send the bound token without its DPoP proof (RFC 9449 §7.1) while dpop is on; revoke with RFC 7009's token parameter, or set dpop to off."
+                )
+            }
         }
         checkRequestTemplates(descriptor, declared: declared, issue: issue)
         checkRedirect(descriptor, declared: declared, issue: issue)
