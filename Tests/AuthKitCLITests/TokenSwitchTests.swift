@@ -206,6 +206,31 @@ import Testing
                 && !printed.stdout.contains("tok-plain"), "\(printed.status): \(printed.stderr)")
     }
 
+    /// A `default-accounts.json` that is a link (kept in a dotfiles
+    /// checkout) is read through it, and a switch writes where it leads:
+    /// the link was replaced by a file of its own, the checkout's copy
+    /// left stale without a word.
+    @Test func aSwitchWritesThroughAChoicesLink() async throws {
+        let home = try CLIProcess.home("authkit-token-switch-link")
+        defer { try? FileManager.default.removeItem(at: home) }
+        let store = FileCredentialStore(file: home.appendingPathComponent("credentials.json"))
+        try await store.save(Credential(providerID: "github", label: "work", accessToken: "tok-work"))
+        let dotfiles = home.appendingPathComponent("dotfiles")
+        try FileManager.default.createDirectory(at: dotfiles, withIntermediateDirectories: true)
+        let kept = dotfiles.appendingPathComponent("choices.json")
+        try Data("{}".utf8).write(to: kept)
+        let choices = home.appendingPathComponent("default-accounts.json")
+        try FileManager.default.createSymbolicLink(atPath: choices.path, withDestinationPath: kept.path)
+        let switched = try await CLIProcess.run(
+            ["token", "switch", "--provider", "github", "--label", "work"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(switched.status == 0, "\(switched.stderr)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: choices.path) == kept.path)
+        #expect(try String(contentsOf: kept, encoding: .utf8).contains("\"github\" : \"work\""))
+        let printed = try await CLIProcess.run(
+            ["token", "print", "--provider", "github"], environment: ["AUTHKIT_HOME": home.path])
+        #expect(printed.stdout == "tok-work\n", "\(printed.stderr)")
+    }
+
     @Test func switchesAtOnceAllLand() async throws {
         let home = try CLIProcess.home("authkit-token-switch-race")
         defer { try? FileManager.default.removeItem(at: home) }

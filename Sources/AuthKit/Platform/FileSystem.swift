@@ -78,6 +78,17 @@
         return stat(path, &entry) != 0 && errno == ENOENT
     }
 
+    /// The file a symbolic link at `path` leads to, through any further
+    /// links; nil when `path` is no link (or leads nowhere).
+    package static func linkTarget(of path: String) -> String? {
+        var entry = stat()
+        guard lstat(path, &entry) == 0, entry.st_mode & S_IFMT == S_IFLNK, let resolved = realpath(path, nil) else {
+            return nil
+        }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// Whether `path` names a directory (following a symbolic link).
     package static func isDirectory(_ path: String) -> Bool {
         var info = stat()

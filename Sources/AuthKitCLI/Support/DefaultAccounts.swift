@@ -114,7 +114,12 @@ struct DefaultAccounts {
                     guard let current = labels[provider], ExactText.same(current, expected) else { return false }
                 }
                 labels[provider] = label
-                try AtomicFile(path: file.path).replace(with: try encoder.encode(labels))
+                // Written where a link leads (a dotfiles checkout's file,
+                // which the read above followed and checked): replaced by a
+                // file of its own, the link was gone, and the checkout's
+                // copy went stale without a word.
+                try AtomicFile(path: FileSystem.linkTarget(of: file.path) ?? file.path)
+                    .replace(with: try encoder.encode(labels))
                 return true
             }
         } catch let failure as AtomicFile.Failure {
