@@ -71,23 +71,33 @@ enum UserProviderFile {
         defer { unlink(temporary.path) }
         // Flushed before it is linked in: after a power loss the name must
         // not point at an empty file, which would hide the bundled provider.
+        // 0644 whatever the umask (the rule for provider files wants no group
+        // or other write), set on the file opened, not by its name.
+        guard fchmod(fd, 0o644) == 0 else {
+            close(fd)
+            throw failure("its mode cannot be set")
+        }
         let written = data.withUnsafeBytes { FileSystem.writeAll(fd, $0) } && FileSystem.flushToDisk(fd)
         let error = errno
         close(fd)
         errno = error
         guard written else { throw failure("writing it failed") }
-        // 0644 whatever the umask: the rule for provider files wants no group or other write.
-        guard chmod(temporary.path, 0o644) == 0 else { throw failure("its mode cannot be set") }
         if replacing {
             guard rename(temporary.path, target.path) == 0 else { throw failure("it cannot be replaced") }
-            return true
+        } else if link(temporary.path, target.path) != 0 {
+            if errno == EEXIST { return false }
+            // A file system without hard links: check, then rename (the check
+            // and the rename are then two steps).
+            if !FileSystem.isAbsent(target.path) { return false }
+            guard rename(temporary.path, target.path) == 0 else { throw failure("it cannot be put in place") }
         }
-        if link(temporary.path, target.path) == 0 { return true }
-        if errno == EEXIST { return false }
-        // A file system without hard links: check, then rename (the check
-        // and the rename are then two steps).
-        if !FileSystem.isAbsent(target.path) { return false }
-        guard rename(temporary.path, target.path) == 0 else { throw failure("it cannot be put in place") }
+        // The new name made durable too: "written", then gone after a power
+        // loss, the provider it adds was missing and its override unapplied.
+        let directoryFD = open(directory.path, O_RDONLY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = FileSystem.flushToDisk(directoryFD)
+            close(directoryFD)
+        }
         return true
     }
 }
