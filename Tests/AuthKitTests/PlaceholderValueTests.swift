@@ -96,6 +96,19 @@ import Testing
         let url = try variables.render("https://{host}/oauth/token", inURL: true, field: "token.url")
         #expect(url == "https://[2001:db8::1]:8443/oauth/token" && URL(string: url)?.host == "2001:db8::1")
     }
+
+    /// A run-time value of exactly `.` or `..` in a path segment is escaped:
+    /// left as it was (unreserved), it was a dot-segment, and the server
+    /// resolved `/access_tokens/..` to another resource. Dots within a
+    /// value are left as they are.
+    @Test func aTokenOfDotsIsNoPathStep() throws {
+        for (token, segment) in [("..", "%2E%2E"), (".", "%2E"), ("a.b", "a.b"), ("...", "...")] {
+            let variables = TemplateVariables(values: ["access_token": token], providerID: "x", settings: [])
+            let url = try variables.render(
+                "https://qiita.example/api/v2/access_tokens/{access_token}", inURL: true, field: "revocation.url")
+            #expect(url == "https://qiita.example/api/v2/access_tokens/\(segment)", "\(token)")
+        }
+    }
 }
 
 /// ``ScopeToken``: RFC 6749 §3.3 scope tokens, and the schema's pattern for

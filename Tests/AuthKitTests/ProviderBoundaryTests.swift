@@ -176,6 +176,37 @@ import Testing
             }
         }
         #expect(try descriptor(#", "secretsInURL": true"#).refresh?.secretsInURL == true)
+
+        // The URL's own query, whatever the encoding; and a revocation with
+        // 'query' and RFC 7009's implied parameters (the token itself).
+        for (template, field) in [
+            (
+                #""refresh": {"url": "https://as.example/r?grant_type=refresh_token&refresh_token={refresh_token}"}"#,
+                "refresh.url"
+            ),
+            (
+                #""revocation": {"url": "https://as.example/revoke?t={access_token}", "encoding": "form"}"#,
+                "revocation.url"
+            ),
+            (#""revocation": {"url": "https://as.example/revoke", "encoding": "query"}"#, "revocation.encoding"),
+        ] {
+            let json = """
+                {"id": "leaky", "protocol": "oauth2", "authorization": {"url": "https://as.example/a"},
+                 "token": {"url": "https://as.example/t"}, \(template)}
+                """
+            #expect("\(field)") {
+                _ = try ProviderDescriptor(json: Data(json.utf8), source: "leaky.json")
+            } throws: { error in
+                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                return issues.contains { $0.field == field && $0.problem.contains("logs keep it") }
+            }
+        }
+        _ = try ProviderDescriptor(
+            json: Data(
+                """
+                {"id": "revoking", "protocol": "oauth2", "authorization": {"url": "https://as.example/a"},
+                 "token": {"url": "https://as.example/t"}, "revocation": {"url": "https://as.example/revoke"}}
+                """.utf8), source: "revoking.json")
     }
 
     /// A token, code or client id in a host would go to name servers and into

@@ -550,6 +550,27 @@ package struct DescriptorValidator: Sendable {
                     "would send \(inURL.sorted().map { "{\($0)}" }.joined(separator: ", ")) in the URL (encoding 'query'), where server and proxy logs keep it; use 'form' or 'json', or, where the provider takes it only there (Instagram's Graph API), set \(field).secretsInURL to true."
                 )
             }
+            // So does the URL's own query (`…/r?refresh_token={refresh_token}`),
+            // whatever the encoding; and RFC 7009's own parameters (a
+            // revocation naming none) are the token, in the URL with 'query'.
+            // (A token as a path segment, Qiita's revocation
+            // `/access_tokens/{access_token}`, is the provider's API: kept.)
+            let query = template.url.firstIndex(of: "?").map { String(template.url[$0...]) } ?? ""
+            let inTemplateURL = Set(Self.variables(in: query)).intersection(["access_token", "refresh_token"])
+            if !inTemplateURL.isEmpty, template.secretsInURL != true {
+                issue(
+                    "\(field).url",
+                    "has \(inTemplateURL.sorted().map { "{\($0)}" }.joined(separator: ", ")) in its query, where server and proxy logs keep it; send it as a parameter with encoding 'form' or 'json', or, where the provider takes it only there, set \(field).secretsInURL to true."
+                )
+            }
+            if field == "revocation", template.parameters == nil, template.encoding == .query,
+                template.secretsInURL != true
+            {
+                issue(
+                    "revocation.encoding",
+                    "'query' would send RFC 7009's token parameter (the access or refresh token) in the URL, where server and proxy logs keep it; use 'form' (RFC 7009 §2.1), or, where the provider takes it only there, set revocation.secretsInURL to true."
+                )
+            }
             // A host is looked up in the clear (DNS), named in errors (a
             // refused origin) and shown by `providers show`: only the user's
             // own settings may stand there, never a token, code or client id.

@@ -44,6 +44,13 @@ struct TemplateVariables: Sendable {
             } else if settings.contains(name) {
                 output += PercentEncoding.encode(value).replacing("%3A", with: ":").replacing("%2F", with: "/")
                     .replacing("%5B", with: "[").replacing("%5D", with: "]")
+            } else if value == "." || value == ".." {
+                // Unreserved, so left as they are by the encoding, a token
+                // of exactly `.` or `..` in a path segment (Qiita's
+                // `/access_tokens/{access_token}`) was a dot-segment the
+                // server resolves (RFC 3986 §5.2.4; libcurl sends the path
+                // as written): another resource than the one named.
+                output += String(repeating: "%2E", count: value.count)
             } else {
                 output += PercentEncoding.encode(value)
             }
