@@ -34,7 +34,8 @@ import Testing
             ("https://qiita.com/a%2", "has '%2', which is not a percent escape"),
             // The query is not repeated: it may hold an API key.
             ("https://qiita.com/api?api_key=SECRET-VALUE&q=%zz", "'https://qiita.com/api?…' has '%zz'"),
-            ("ghp_SECRETSECRETSECRET", "'ghp_SECRET…' is not an http:// or https:// URL"),
+            // Not repeated at all: its first ten characters were.
+            ("ghp_SECRET-VALUE", "The URL given is not an http:// or https:// URL (not repeated: it may be a token"),
         ] {
             for command in [
                 ["request", "--provider", "qiita", url], ["token", "header", "--provider", "qiita", url],

@@ -40,7 +40,9 @@ struct ClientOptions: ParsableArguments {
         for entry in entries {
             let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty else {
-                throw CLIError("--placeholder takes name=value, e.g. --placeholder team=acme; got '\(entry)'.")
+                throw CLIError(
+                    "--placeholder takes name=value, e.g. --placeholder team=acme; got '\(DisplayText.sanitized(entry, limit: 80))'."
+                )
             }
             placeholders[parts[0]] = parts[1]
         }

@@ -27,6 +27,13 @@ enum TypedURL {
         // `ftp://host/x` was signed, `mailto:…` called "a request with no URL".
         let scheme = text.firstRange(of: "://").map { text[..<$0.lowerBound].lowercased() }
         guard let scheme, scheme == "http" || scheme == "https" else {
+            // Text with no scheme at all is not repeated, not even in part:
+            // it may be a token pasted where the URL goes (its first ten
+            // characters were shown).
+            guard scheme != nil else {
+                return
+                    "The URL given is not an http:// or https:// URL (not repeated: it may be a token pasted in its place); give the request's whole URL, https:// included."
+            }
             return
                 "'\(shown(text))' is not an http:// or https:// URL; give the request's whole URL, https:// included."
         }
@@ -74,11 +81,9 @@ enum TypedURL {
     /// may carry an API key or a token (`?api_key=…`), as every other
     /// message shows a URL (``URL/redactedForLogs``); where the problem is
     /// in them, the message says what it is. A text that is no URL at all
-    /// (a token pasted where the URL goes) is shown by its first characters.
+    /// (a token pasted where the URL goes) is not shown.
     static func shown(_ text: String) -> String {
-        guard text.contains("://") else {
-            return DisplayText.sanitized(String(text.prefix(10)), limit: 10) + (text.count > 10 ? "…" : "")
-        }
+        guard text.contains("://") else { return "(not repeated)" }
         guard let end = text.firstIndex(where: { $0 == "?" || $0 == "#" }) else {
             return DisplayText.sanitized(text, limit: 200)
         }

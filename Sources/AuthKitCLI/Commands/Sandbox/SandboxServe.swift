@@ -61,7 +61,8 @@ struct SandboxServe: WorkspaceCommand {
     func validate() throws {
         if !(0...65535).contains(port) { throw ValidationError("--port takes 0–65535; got \(port).") }
         if SandboxOptions.Consent(rawValue: consent) == nil {
-            throw ValidationError("--consent takes ask, approve or deny; got '\(consent)'.")
+            throw ValidationError(
+                "--consent takes ask, approve or deny; got '\(DisplayText.sanitized(consent, limit: 40))'.")
         }
     }
 
