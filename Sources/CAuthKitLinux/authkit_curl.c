@@ -152,6 +152,7 @@ CURLcode authkit_curl_set_pointer(CURL *handle, CURLoption option, const void *v
 CURLcode authkit_curl_set_offset(CURL *handle, CURLoption option, curl_off_t value) { return api.easy_setopt(handle, option, value); }
 CURLcode authkit_curl_set_data_callback(CURL *handle, CURLoption option, authkit_curl_data_callback value) { return api.easy_setopt(handle, option, value); }
 CURLcode authkit_curl_set_progress_callback(CURL *handle, authkit_curl_progress_callback value) { return api.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value); }
+CURLcode authkit_curl_set_prereq_callback(CURL *handle, authkit_curl_prereq_callback value) { return api.easy_setopt(handle, CURLOPT_PREREQFUNCTION, value); }
 CURLcode authkit_curl_get_long(CURL *handle, CURLINFO info, long *value) { return api.easy_getinfo(handle, info, value); }
 
 // A share: one connection cache (and TLS session and DNS caches) for all the

@@ -302,7 +302,9 @@
                 return finish(problem)
             }
             // Cancelled meanwhile: nothing is sent. Once `job` is set, a
-            // cancel stops the transfer on the loop instead.
+            // cancel stops the transfer on the loop instead; one that comes
+            // before the loop has it running stops it before its request is
+            // written (the pre-request callback, ``configure(_:)``).
             let proceed = lock.withLock { () -> Bool in
                 guard !cancelled else { return false }
                 self.job = job
@@ -530,6 +532,16 @@
                     .progress(expected: expected, received: received) ? 0 : 1
             }
             _ = authkit_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context)
+            // Connected, about to write the request: a transfer cancelled
+            // since it was handed over (between the checks before it was
+            // added or performed and libcurl's first step, where a kept
+            // connection has it written before any other callback) stops
+            // here, so that a code exchange or refresh given up on spends
+            // nothing. 1 is CURL_PREREQFUNC_ABORT.
+            _ = authkit_curl_set_prereq_callback(handle) { context, _, _, _, _ in
+                Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().isCancelled ? 1 : 0
+            }
+            _ = authkit_curl_set_pointer(handle, CURLOPT_PREREQDATA, context)
 
             return nil
         }

@@ -23,6 +23,9 @@
 
 typedef size_t (*authkit_curl_data_callback)(char *buffer, size_t size, size_t count, void *context);
 typedef int (*authkit_curl_progress_callback)(void *context, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow);
+/// CURLOPT_PREREQFUNCTION's: called once connected, before the request is
+/// sent; 1 (CURL_PREREQFUNC_ABORT) stops the transfer there.
+typedef int (*authkit_curl_prereq_callback)(void *context, char *primary_ip, char *local_ip, int primary_port, int local_port);
 
 /// Loads libcurl and runs curl_global_init, once per process; later calls wait
 /// for the first. Returns 0, or -1 with a sentence saying why in `error`.
@@ -56,6 +59,8 @@ CURLcode authkit_curl_set_pointer(CURL *handle, CURLoption option, const void *v
 CURLcode authkit_curl_set_offset(CURL *handle, CURLoption option, curl_off_t value);
 CURLcode authkit_curl_set_data_callback(CURL *handle, CURLoption option, authkit_curl_data_callback value);
 CURLcode authkit_curl_set_progress_callback(CURL *handle, authkit_curl_progress_callback value);
+/// Sets CURLOPT_PREREQFUNCTION (libcurl 7.80 and later; an older one answers CURLE_UNKNOWN_OPTION).
+CURLcode authkit_curl_set_prereq_callback(CURL *handle, authkit_curl_prereq_callback value);
 CURLcode authkit_curl_get_long(CURL *handle, CURLINFO info, long *value);
 
 /// The caches a pool's easy handles share (TLS sessions, DNS; not
