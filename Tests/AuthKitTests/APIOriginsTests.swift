@@ -161,6 +161,12 @@ import Testing
         ("https://*.co.uk", "a public suffix"),
         ("https://*.GitHub.io", "a public suffix"),
         ("https://*.herokuapp.com.", "a public suffix"),
+        // Every level of some platforms is customers': a region's API Gateway, buckets, Cloud Run services.
+        ("https://*.execute-api.us-east-1.amazonaws.com", "a public suffix"),
+        ("https://*.S3.eu-west-1.amazonaws.com", "a public suffix"),
+        ("https://*.run.app", "a public suffix"),
+        ("https://*.a.run.app", "a public suffix"),
+        ("https://*.cloudfunctions.net", "a public suffix"),
     ])
     func aPatternThatIsNoOriginIsRefused(pattern: String, problem: String) {
         #expect(

@@ -160,7 +160,11 @@ package struct APIOrigins: Sendable, Hashable {
             return
                 "'\(shown)' would match every host under a top-level domain; name the provider's own domain after '*.'."
         }
-        if wildcard, sharedSuffixes.contains(host.lowercased()) {
+        let lowered = host.lowercased()
+        if wildcard,
+            sharedSuffixes.contains(lowered)
+                || sharedAtAnyDepth.contains(where: { lowered == $0 || lowered.hasSuffix("." + $0) })
+        {
             return
                 "'\(shown)' would match every site under \(host), whose names anyone can register or get (a public suffix); name the provider's own domain after '*.'."
         }
@@ -183,7 +187,17 @@ package struct APIOrigins: Sendable, Hashable {
         "appspot.com", "azurewebsites.net", "cloudapp.net", "azurestaticapps.net", "cloudfront.net",
         "amazonaws.com", "s3.amazonaws.com", "blogspot.com", "firebaseapp.com", "web.app", "glitch.me",
         "onrender.com", "fly.dev", "ngrok.io", "ngrok-free.app", "ngrok.app", "repl.co", "replit.app", "deno.dev",
-        "railway.app", "readthedocs.io", "pythonanywhere.com", "trycloudflare.com",
+        "railway.app", "readthedocs.io", "pythonanywhere.com", "trycloudflare.com", "run.app", "cloudfunctions.net",
+        "azure-api.net", "azureedge.net", "azurefd.net", "ondigitalocean.app", "digitaloceanspaces.com",
+        "supabase.co", "elasticbeanstalk.com",
+    ]
+
+    /// Platforms whose every level names customers' hosts: AWS's
+    /// `*.execute-api.us-east-1.amazonaws.com`, `*.s3.eu-west-1.amazonaws.com`
+    /// (a region's API Gateway or buckets, anyone's) passed the list above,
+    /// which held `amazonaws.com` itself only.
+    static let sharedAtAnyDepth: [String] = [
+        "amazonaws.com", "cloudfront.net", "elasticbeanstalk.com", "run.app", "cloudfunctions.net", "appspot.com",
     ]
 
     // MARK: - Matching
