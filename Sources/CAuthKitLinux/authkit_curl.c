@@ -247,6 +247,13 @@ struct authkit_curl_loop {
     int idle_handles;
     // Jobs ended in the current call, their `done` still to run.
     struct authkit_curl_job *ended;
+    // Sockets libcurl let go of since the loop last began to wait (all of
+    // them, past `removed_overflow`): an event epoll reports for such a
+    // number may be the closed socket's, and the number a new socket's
+    // now. Skipped, as epoll (level-triggered) reports a live one again.
+    curl_socket_t removed[16];
+    int removed_count;
+    int removed_overflow;
 };
 
 // Set while this thread is inside a libcurl call on a loop's multi handle
@@ -271,6 +278,11 @@ static int on_socket(CURL *easy, curl_socket_t socket, int what, void *user, voi
     if (what == CURL_POLL_REMOVE) {
         (void)epoll_ctl(loop->epoll, EPOLL_CTL_DEL, socket, NULL);
         api.multi_assign(loop->multi, socket, NULL);
+        if (loop->removed_count < (int)(sizeof loop->removed / sizeof loop->removed[0])) {
+            loop->removed[loop->removed_count++] = socket;
+        } else {
+            loop->removed_overflow = 1;
+        }
         return 0;
     }
     struct epoll_event event = {0};
@@ -283,6 +295,15 @@ static int on_socket(CURL *easy, curl_socket_t socket, int what, void *user, voi
         (void)epoll_ctl(loop->epoll, EPOLL_CTL_MOD, socket, &event);
     }
     api.multi_assign(loop->multi, socket, (void *)1);
+    return 0;
+}
+
+// Whether `socket` was let go of since the loop began to wait (see `removed`).
+static int was_removed(const struct authkit_curl_loop *loop, curl_socket_t socket) {
+    if (loop->removed_overflow) return 1;
+    for (int i = 0; i < loop->removed_count; i++) {
+        if (loop->removed[i] == socket) return 1;
+    }
     return 0;
 }
 
@@ -384,6 +405,8 @@ static void *run_loop(void *raw) {
             if (wake == NEVER || wake > now + LINGER_MS) wake = now + LINGER_MS;
         }
         loop->planned_wake = wake;
+        loop->removed_count = 0;
+        loop->removed_overflow = 0;
         struct authkit_curl_job *ended = take_ended(loop);
         pthread_mutex_unlock(&loop->lock);
         finish_ended(loop, ended);
@@ -398,6 +421,7 @@ static void *run_loop(void *raw) {
                 (void)!read(loop->wake, &count, sizeof count);
                 continue;
             }
+            if (was_removed(loop, events[i].data.fd)) continue;
             int mask = (events[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
                        (events[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
                        (events[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
