@@ -14,9 +14,11 @@ package enum ChildEnvironment {
         /// long-lived program of many extensions. Held back besides
         /// AuthKit's own (in any case): names that say they hold a
         /// credential (`TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `CREDENTIAL`,
-        /// `AUTH_KEY`, a final `_KEY` or `_KEYS`) and `DATABASE_URL` (which
-        /// may hold a password). `PGPASSWORD` among them, which the web
-        /// example asks for in the same shell.
+        /// `AUTH_KEY`, `APIKEY`, a final `_KEY`, `_KEYS`, `_PASS`, `_PWD` or
+        /// `_PAT`), `DATABASE_URL`, and any value that is a URL with a
+        /// password in it (`REDIS_URL=redis://:pw@host`). `PGPASSWORD`
+        /// among them, which the web example asks for in the same shell.
+        /// A name is a guess: a credential named otherwise still goes.
         case browser
     }
 
@@ -25,16 +27,27 @@ package enum ChildEnvironment {
     package static func filtered(_ environment: [String: String], for child: Child) -> [String: String] {
         switch child {
         case .git: environment.filter { !$0.key.hasPrefix("AUTHKIT_") }
-        case .browser: environment.filter { !holdsACredential($0.key) }
+        case .browser: environment.filter { !holdsACredential($0.key) && !isURLWithPassword($0.value) }
         }
     }
 
     /// Whether the name `name` says its value may be a credential.
     static func holdsACredential(_ name: String) -> Bool {
         let name = name.uppercased()
-        return name.hasPrefix("AUTHKIT_") || name == "DATABASE_URL" || name.hasSuffix("_KEY")
-            || name.hasSuffix("_KEYS")
-            || ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH_KEY"].contains { name.contains($0) }
+        return name.hasPrefix("AUTHKIT_") || name == "DATABASE_URL"
+            || ["_KEY", "_KEYS", "_PASS", "_PWD", "_PAT"].contains { name.hasSuffix($0) }
+            || ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH_KEY", "APIKEY"].contains {
+                name.contains($0)
+            }
+    }
+
+    /// Whether `value` is a URL whose authority carries a password
+    /// (`scheme://user:password@host`, `redis://:password@host`).
+    static func isURLWithPassword(_ value: String) -> Bool {
+        guard let start = value.firstRange(of: "://") else { return false }
+        let authority = value[start.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard let at = authority.lastIndex(of: "@") else { return false }
+        return authority[..<at].contains(":")
     }
 
     /// ``filtered(_:)`` in the typed form, which builds each `NAME=value` C

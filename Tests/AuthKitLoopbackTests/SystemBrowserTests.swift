@@ -85,6 +85,10 @@ import Testing
             "PGPASSWORD": "pg-secret", "GITHUB_TOKEN": "gh-secret", "DATABASE_URL": "postgres://u:db-secret@h/d",
             "AWS_SECRET_ACCESS_KEY": "aws-secret", "authkit_github_client_secret": "lower-secret",
             "SSH_AUTH_SOCK": "/tmp/agent", "XDG_RUNTIME_DIR": "/run/user/1",
+            // Named otherwise, or only the value saying so.
+            "DB_PASS": "pass-secret", "MYSQL_PWD": "pwd-secret", "GITHUB_PAT": "pat-secret",
+            "FOO_APIKEY": "apikey-secret", "REDIS_URL": "redis://:redis-secret@cache:6379/0",
+            "HOMEPAGE": "https://user@example.com/x",
         ]
         // Waits for the script to finish (a loaded machine may take longer than the default window).
         try await SystemBrowser(environment: environment, failureWindow: .seconds(20)).open(url)
@@ -101,13 +105,17 @@ import Testing
         let childEnvironment = String(
             decoding: try Data(contentsOf: directory.appendingPathComponent("environment")), as: UTF8.self)
         #expect(!childEnvironment.contains("AUTHKIT_") && !childEnvironment.contains("top-secret"))
-        for secret in ["pg-secret", "gh-secret", "db-secret", "aws-secret", "lower-secret"] {
+        for secret in [
+            "pg-secret", "gh-secret", "db-secret", "aws-secret", "lower-secret", "pass-secret", "pwd-secret",
+            "pat-secret", "apikey-secret", "redis-secret",
+        ] {
             #expect(!childEnvironment.contains(secret), "\(secret) reached the browser")
         }
         // What a browser needs stays.
         #expect(
             childEnvironment.contains("LANG=C.UTF-8") && childEnvironment.contains("SSH_AUTH_SOCK=/tmp/agent")
-                && childEnvironment.contains("XDG_RUNTIME_DIR=/run/user/1"))
+                && childEnvironment.contains("XDG_RUNTIME_DIR=/run/user/1")
+                && childEnvironment.contains("HOMEPAGE=https://user@example.com/x"))
     }
 
     /// Every variable the browser receives is the one meant, byte for byte,
