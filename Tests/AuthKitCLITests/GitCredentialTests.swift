@@ -88,6 +88,15 @@ import Testing
         return bin.path + ":" + (path ?? "/usr/bin:/bin")
     }
 
+    /// Adds `values` to the origin's helpers, in order, with the real git.
+    static func addHelpers(_ values: [String], at name: String, environment: [String: String]) async throws {
+        for value in values {
+            let added = try await ChildProcess.run(
+                Self.git, ["config", "--global", "--add", name, value], environment: environment)
+            try #require(added.exit.status == 0, "\(added)")
+        }
+    }
+
     /// An origin's helpers, whole (`-z`: a value may hold a line break).
     static func helpers(_ name: String, environment: [String: String]) async throws -> [String] {
         let now = try await ChildProcess.run(
@@ -112,11 +121,7 @@ import Testing
         let secret = "ghp_inline0secret0in0a0helper"
         let name = "credential.https://git.example.test.helper"
         let original = ["!f() { echo username=me; echo password=\(secret); }; f", "store"]
-        for value in original {
-            let added = try await ChildProcess.run(
-                Self.git, ["config", "--global", "--add", name, value], environment: environment)
-            try #require(added.exit.status == 0, "\(added)")
-        }
+        try await Self.addHelpers(original, at: name, environment: environment)
         let log = home.appendingPathComponent("git-command-lines")
         let failing = home.appendingPathComponent("fail-next-add")
         try Data().write(to: failing)
@@ -266,11 +271,7 @@ import Testing
         let secret = "ghp_inline0secret0in0a0helper"
         let name = "credential.https://git.example.test.helper"
         let original = ["!f() { echo username=me; echo password=\(secret); }; f", "store --file ~/.my-creds"]
-        for value in original {
-            let added = try await ChildProcess.run(
-                Self.git, ["config", "--global", "--add", name, value], environment: environment)
-            try #require(added.exit.status == 0, "\(added)")
-        }
+        try await Self.addHelpers(original, at: name, environment: environment)
         let log = home.appendingPathComponent("git-command-lines")
         environment["PATH"] = try Self.recordingGit(
             in: home, log: log, failing: home.appendingPathComponent("never"), path: environment["PATH"])
@@ -296,10 +297,7 @@ import Testing
 
         // An origin with an empty entry of its own: the lines to remove are named.
         _ = try await ChildProcess.run(Self.git, ["config", "--global", "--unset-all", name], environment: environment)
-        for value in ["", "store"] {
-            _ = try await ChildProcess.run(
-                Self.git, ["config", "--global", "--add", name, value], environment: environment)
-        }
+        try await Self.addHelpers(["", "store"], at: name, environment: environment)
         let own = try await CLIProcess.run(["token", "setup-git", "--provider", "gitbox"], environment: environment)
         #expect(
             own.status == 0
