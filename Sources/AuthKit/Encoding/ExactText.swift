@@ -7,10 +7,15 @@
 /// for `;`: another byte sequence, and so another identifier to every server
 /// and every other client. These compare UTF-8 code units, nothing else.
 package enum ExactText {
-    /// Whether `a` and `b` are the same bytes.
+    /// Whether `a` and `b` are the same bytes: compared as two buffers
+    /// (their lengths first), not a code unit at a time through
+    /// `String.UTF8View`'s iterator, which cost a refresh its merge key's
+    /// comparison several times over.
     @inlinable
     package static func same(_ a: String, _ b: String) -> Bool {
-        a.utf8.elementsEqual(b.utf8)
+        guard a.utf8.count == b.utf8.count else { return false }
+        var (a, b) = (a, b)
+        return a.withUTF8 { x in b.withUTF8 { y in x.elementsEqual(y) } }
     }
 
     /// Whether `a` and `b` are the same bytes once ASCII letters are
