@@ -183,13 +183,12 @@ package struct APIOrigins: Sendable, Hashable {
         "ac.jp", "go.jp", "co.nz", "com.br", "com.cn", "com.tw", "co.kr", "co.in", "co.za", "com.mx", "com.sg",
         "com.hk", "com.tr", "co.il", "com.ar",
         // Platforms naming their customers' sites and apps.
+        // (Those whose every level is customers' are in `sharedAtAnyDepth`.)
         "github.io", "gitlab.io", "herokuapp.com", "vercel.app", "netlify.app", "pages.dev", "workers.dev",
-        "appspot.com", "azurewebsites.net", "cloudapp.net", "azurestaticapps.net", "cloudfront.net",
-        "amazonaws.com", "s3.amazonaws.com", "blogspot.com", "firebaseapp.com", "web.app", "glitch.me",
-        "onrender.com", "fly.dev", "ngrok.io", "ngrok-free.app", "ngrok.app", "repl.co", "replit.app", "deno.dev",
-        "railway.app", "readthedocs.io", "pythonanywhere.com", "trycloudflare.com", "run.app", "cloudfunctions.net",
-        "azure-api.net", "azureedge.net", "azurefd.net", "ondigitalocean.app", "digitaloceanspaces.com",
-        "supabase.co", "elasticbeanstalk.com",
+        "azurewebsites.net", "cloudapp.net", "azurestaticapps.net", "blogspot.com", "firebaseapp.com", "web.app",
+        "glitch.me", "onrender.com", "fly.dev", "ngrok.io", "ngrok-free.app", "ngrok.app", "repl.co", "replit.app",
+        "deno.dev", "railway.app", "readthedocs.io", "pythonanywhere.com", "trycloudflare.com", "azure-api.net",
+        "azureedge.net", "azurefd.net", "ondigitalocean.app", "digitaloceanspaces.com", "supabase.co",
     ]
 
     /// Platforms whose every level names customers' hosts: AWS's
