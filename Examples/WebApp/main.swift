@@ -106,13 +106,12 @@ struct WebExample: AsyncParsableCommand {
             services.append(store.client)
             postgres = store
             web = WebSignIn(
-                configuration: .init(publicURL: publicURL), clients: clients, credentials: store, attempts: store,
-                sessions: store)
+                configuration: .init(publicURL: publicURL), clients: clients, credentials: store, store: store)
         } else {
             postgres = nil
             web = WebSignIn(
                 configuration: .init(publicURL: publicURL), clients: clients, credentials: InMemoryCredentialStore(),
-                attempts: InMemorySignInAttemptStore(), sessions: InMemorySessionStore())
+                store: InMemoryWebSignInStore())
         }
 
         // 3. The routes: AuthKit's, a page with the sign-in links, and /me.

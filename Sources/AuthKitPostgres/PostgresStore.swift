@@ -7,7 +7,7 @@ import PostgresNIO
 
 /// AuthKit's state in PostgreSQL, shared by every instance of an app: the
 /// users' credentials (a ``CredentialStore``), sign-ins waiting for their
-/// callback (a ``SignInAttemptStore``) and sessions (a ``SessionStore``).
+/// callback and sessions (a ``WebSignInStore``).
 ///
 /// - **One refresh across machines.** ``withRefreshLock(for:timeout:_:)``
 ///   holds a transaction-scoped advisory lock (`pg_advisory_xact_lock`) on a
@@ -27,7 +27,7 @@ import PostgresNIO
 ///
 /// Run the client (`await client.run()` in a task, or in a service group)
 /// before using the store, as PostgresNIO asks.
-public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionStore {
+public final class PostgresStore: CredentialStore, WebSignInStore {
     public let client: PostgresClient
     /// Pooled connections refresh locks may hold at once (see `init`).
     let lockConnections: Int
@@ -59,7 +59,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     ///   session reads (they did: every page then timed out).
     /// - Parameter pendingSignInLimit: how many sign-ins waiting for their
     ///   callback the table keeps; past it the ones that expire first go
-    ///   (their browsers start again), as ``InMemorySignInAttemptStore``
+    ///   (their browsers start again), as ``InMemoryWebSignInStore``
     ///   does. Each `/login` writes a row before anyone has signed in, so
     ///   without a bound a flood of requests filled the database for the
     ///   attempt's lifetime and the hour the sweeps leave. Trimmed every
@@ -67,7 +67,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     ///   pass it by that many rows per instance.
     /// - Parameter sessionsPerUser: how many sessions one user may hold at
     ///   once (browsers, devices); a sign-in past it ends those that expire
-    ///   first, as ``InMemorySessionStore`` does. Each sign-in makes a row
+    ///   first, as ``InMemoryWebSignInStore`` does. Each sign-in makes a row
     ///   that lives for days, so one account signing in again and again (a
     ///   script that drops its cookies) grew the table without end.
     public init(
@@ -888,7 +888,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     /// Expired rows removed by each insert: more than one, so a backlog shrinks.
     static let sweptPerInsert = 100
 
-    // MARK: - SignInAttemptStore
+    // MARK: - WebSignInStore: sign-in attempts
 
     public func insert(_ attempt: SignInAttempt, id: String) async throws {
         let (keyID, sealed) = try seal(attempt, binding: "authkit_sign_in_attempts\u{0}" + id)
@@ -923,7 +923,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
     }
 
     /// `DELETE … RETURNING`: of two callbacks at once, one gets the row.
-    public func take(id: String, now: Date) async throws -> SignInAttempt? {
+    public func takeAttempt(id: String, now: Date) async throws -> SignInAttempt? {
         try await mapped { [self] in
             try await attempt(
                 in: try await query("DELETE FROM authkit_sign_in_attempts WHERE id = \(id) RETURNING key_id, sealed"),
@@ -952,7 +952,7 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         return nil
     }
 
-    // MARK: - SessionStore
+    // MARK: - WebSignInStore: sessions
 
     public func insert(_ session: WebSession, id: String) async throws {
         let (keyID, sealed) = try seal(session, binding: "authkit_sessions\u{0}" + id)
@@ -1000,13 +1000,13 @@ public final class PostgresStore: CredentialStore, SignInAttemptStore, SessionSt
         }
     }
 
-    public func remove(id: String) async throws {
+    public func removeSession(id: String) async throws {
         try await mapped { [self] in
             try await run("DELETE FROM authkit_sessions WHERE id = \(id)")
         }
     }
 
-    public func removeAll(of user: SignedInUser) async throws {
+    public func removeSessions(of user: SignedInUser) async throws {
         try await mapped { [self] in
             try await run("DELETE FROM authkit_sessions WHERE user_digest = \(Self.digest(of: user))")
         }

@@ -13,7 +13,7 @@ import Crypto
 /// adapts it to Hummingbird's routes; a Vapor app calls it from its own).
 ///
 /// Between the two requests the attempt (PKCE verifier, nonce, `state`) is
-/// kept server-side in a ``SignInAttemptStore``, under the hash of its
+/// kept server-side in a ``WebSignInStore``, under the hash of its
 /// `state`; the browser holds only a binding cookie, whose hash the attempt
 /// records, so a callback in another browser (login CSRF) is refused. The
 /// callback is checked by ``OAuth2Client`` (state, `iss`, PKCE, and the ID
@@ -89,13 +89,13 @@ public final class WebSignIn: Sendable {
     public let configuration: Configuration
     public let clients: [String: OAuth2Client]
     public let credentials: any CredentialStore
-    public let attempts: any SignInAttemptStore
-    public let sessions: any SessionStore
+    /// Where sign-in attempts wait and sessions live.
+    public let store: any WebSignInStore
     let now: @Sendable () -> Date
 
     public init(
         configuration: Configuration, clients: [OAuth2Client], credentials: any CredentialStore,
-        attempts: any SignInAttemptStore, sessions: any SessionStore, now: @escaping @Sendable () -> Date = { Date() }
+        store: any WebSignInStore, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         var configuration = configuration
         if Self.cookiesAreSecure(at: configuration.publicURL) {
@@ -105,8 +105,7 @@ public final class WebSignIn: Sendable {
         self.configuration = configuration
         self.clients = Dictionary(clients.map { ($0.descriptor.id, $0) }, uniquingKeysWith: { first, _ in first })
         self.credentials = credentials
-        self.attempts = attempts
-        self.sessions = sessions
+        self.store = store
         self.now = now
     }
 
@@ -353,7 +352,7 @@ public final class WebSignIn: Sendable {
         let attempt = SignInAttempt(
             providerID: providerID, pending: pending, returnTo: path, browserBinding: Self.digest(binding),
             expiresAt: now().addingTimeInterval(lifetime.seconds))
-        try await attempts.insert(attempt, id: Self.digest(pending.state))
+        try await store.insert(attempt, id: Self.digest(pending.state))
         return Started(
             location: url,
             cookies: [
@@ -407,14 +406,14 @@ public final class WebSignIn: Sendable {
         // another provider's path, removes nothing, so whoever learned the
         // `state` (a log, a referrer) cannot cancel the sign-in of the
         // browser that holds the binding cookie.
-        guard let found = try await attempts.attempt(id: id, now: now()), found.providerID == providerID else {
+        guard let found = try await store.attempt(id: id, now: now()), found.providerID == providerID else {
             throw WebSignInError.attemptNotFound
         }
         guard let bindingCookie, ConstantTime.equals(Self.digest(bindingCookie), found.browserBinding) else {
             throw WebSignInError.browserMismatch
         }
         // Taken once: of two callbacks at once (a replay), one gets it.
-        guard let attempt = try await attempts.take(id: id, now: now()),
+        guard let attempt = try await store.takeAttempt(id: id, now: now()),
             ConstantTime.equals(attempt.browserBinding, found.browserBinding)
         else { throw WebSignInError.attemptNotFound }
         var credential = try await client.exchange(redirect: callback, pending: attempt.pending)
@@ -442,11 +441,11 @@ public final class WebSignIn: Sendable {
         // here), it stayed valid for any copy of its cookie, another user's
         // perhaps, and out of reach of a sign-out from this browser.
         if let sessionCookie, !sessionCookie.isEmpty, sessionCookie.utf8.count <= 256 {
-            try await sessions.remove(id: Self.digest(sessionCookie))
+            try await store.removeSession(id: Self.digest(sessionCookie))
         }
         let sessionID = SecureRandom.token()
         let created = now()
-        try await sessions.insert(
+        try await store.insert(
             WebSession(
                 user: user, csrfToken: SecureRandom.token(), createdAt: created,
                 expiresAt: created.addingTimeInterval(configuration.sessionLifetime.seconds)),
@@ -465,7 +464,7 @@ public final class WebSignIn: Sendable {
     /// The session a request's cookie names, or `nil`.
     public func session(cookie: String?) async throws -> WebSession? {
         guard let cookie, !cookie.isEmpty, cookie.utf8.count <= 256 else { return nil }
-        return try await sessions.session(id: Self.digest(cookie), now: now())
+        return try await store.session(id: Self.digest(cookie), now: now())
     }
 
     /// The signed-in user's credential, refreshed when due (once across
@@ -564,7 +563,7 @@ public final class WebSignIn: Sendable {
                 revocationFailure = WebSignInError.unknownProvider(session.user.providerID)
             }
             if !revoked { _ = try await CredentialSource.remove(session.user.credentialKey, from: credentials) }
-            try await sessions.removeAll(of: session.user)
+            try await store.removeSessions(of: session.user)
             // And this one by its id: a session a store knows no owner of
             // (made before PostgreSQL's schema 2 recorded owners, or by an
             // older instance during an upgrade) was left valid after its
@@ -572,12 +571,12 @@ public final class WebSignIn: Sendable {
             // is said only while the session still stands (the user, still
             // signed in, can try again); one `removeAll` took is signed out.
             do {
-                try await sessions.remove(id: Self.digest(cookie))
+                try await store.removeSession(id: Self.digest(cookie))
             } catch {
-                if try await sessions.session(id: Self.digest(cookie), now: now()) != nil { throw error }
+                if try await store.session(id: Self.digest(cookie), now: now()) != nil { throw error }
             }
         } else {
-            try await sessions.remove(id: Self.digest(cookie))
+            try await store.removeSession(id: Self.digest(cookie))
         }
         return SignedOut(cookies: [cleared], endSession: endSession, revocationFailure: revocationFailure)
     }

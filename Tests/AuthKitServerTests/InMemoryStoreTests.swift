@@ -29,31 +29,31 @@ import Testing
     /// A flood of sign-ins started and never finished: the store stays at its
     /// limit by dropping the oldest, and the newest still finish.
     @Test func aFloodOfAttemptsDropsTheOldest() async throws {
-        let store = InMemorySignInAttemptStore(limit: 50)
+        let store = InMemoryWebSignInStore(attemptLimit: 50)
         for index in 0..<500 {
             try await store.insert(Self.attempt(expiringIn: 600 + Double(index)), id: "a\(index)")
         }
-        #expect(try await store.take(id: "a499", now: Date()) != nil)
-        #expect(try await store.take(id: "a450", now: Date()) != nil)
-        #expect(try await store.take(id: "a0", now: Date()) == nil, "the oldest was kept past the limit")
+        #expect(try await store.takeAttempt(id: "a499", now: Date()) != nil)
+        #expect(try await store.takeAttempt(id: "a450", now: Date()) != nil)
+        #expect(try await store.takeAttempt(id: "a0", now: Date()) == nil, "the oldest was kept past the limit")
         var kept = 0
-        for index in 0..<500 where try await store.take(id: "a\(index)", now: Date()) != nil { kept += 1 }
+        for index in 0..<500 where try await store.takeAttempt(id: "a\(index)", now: Date()) != nil { kept += 1 }
         #expect(kept <= 50 - 2, "\(kept) more kept beside the two taken; the limit is 50")
     }
 
     /// Expired attempts go before live ones, however old the live ones are.
     @Test func expiredAttemptsGoFirst() async throws {
-        let store = InMemorySignInAttemptStore(limit: 10)
+        let store = InMemoryWebSignInStore(attemptLimit: 10)
         try await store.insert(Self.attempt(expiringIn: 600), id: "live")
         for index in 0..<9 { try await store.insert(Self.attempt(expiringIn: -1), id: "expired\(index)") }
         try await store.insert(Self.attempt(expiringIn: 900), id: "new")
-        #expect(try await store.take(id: "live", now: Date()) != nil)
-        #expect(try await store.take(id: "new", now: Date()) != nil)
+        #expect(try await store.takeAttempt(id: "live", now: Date()) != nil)
+        #expect(try await store.takeAttempt(id: "new", now: Date()) != nil)
     }
 
     /// Past 10,000 sessions, expired ones are swept out and live ones stay.
     @Test func sessionsPastTheSweepKeepTheLiveOnes() async throws {
-        let store = InMemorySessionStore()
+        let store = InMemoryWebSignInStore()
         let now = Date()
         for index in 0..<10_050 {
             let live = index % 2 == 0
@@ -72,11 +72,11 @@ import Testing
     /// One user holds at most `sessionsPerUser` sessions: a sign-in past it
     /// ends the one that expires first; other users' are untouched.
     @Test func aUserHoldsAtMostTheLimitOfSessions() async throws {
-        try await Self.checkSessionsPerUser(InMemorySessionStore(sessionsPerUser: 3), limit: 3)
+        try await Self.checkSessionsPerUser(InMemoryWebSignInStore(sessionsPerUser: 3), limit: 3)
     }
 
     /// The bound per user, for any store made with a limit of `limit` (≥ 2).
-    static func checkSessionsPerUser(_ store: some SessionStore, limit: Int) async throws {
+    static func checkSessionsPerUser(_ store: some WebSignInStore, limit: Int) async throws {
         let now = Date()
         let alice = SignedInUser(providerID: "google", subject: "alice", issuer: nil, displayName: nil)
         let bob = SignedInUser(providerID: "google", subject: "bob", issuer: nil, displayName: nil)
@@ -92,8 +92,28 @@ import Testing
             #expect(kept == (index >= 2), "alice-\(index)")
         }
         #expect(try await store.session(id: "bob", now: now) != nil)
-        try await store.removeAll(of: alice)
+        try await store.removeSessions(of: alice)
         for index in 0..<(limit + 2) { #expect(try await store.session(id: "alice-\(index)", now: now) == nil) }
         #expect(try await store.session(id: "bob", now: now) != nil)
+    }
+
+    /// Attempts and sessions share a store, not ids: one of each under the
+    /// same id, and ending or taking either leaves the other.
+    @Test func attemptsAndSessionsAreApart() async throws { try await Self.checkApart(InMemoryWebSignInStore()) }
+
+    static func checkApart(_ store: some WebSignInStore) async throws {
+        let now = Date()
+        let user = SignedInUser(providerID: "google", subject: "alice", issuer: nil, displayName: nil)
+        try await store.insert(attempt(expiringIn: 600), id: "same")
+        try await store.insert(
+            WebSession(user: user, csrfToken: "c", createdAt: now, expiresAt: now.addingTimeInterval(600)), id: "same")
+        try await store.removeSession(id: "same")
+        #expect(try await store.session(id: "same", now: now) == nil)
+        #expect(try await store.attempt(id: "same", now: now) != nil, "ending the session took the attempt")
+        try await store.insert(
+            WebSession(user: user, csrfToken: "c", createdAt: now, expiresAt: now.addingTimeInterval(600)), id: "same")
+        #expect(try await store.takeAttempt(id: "same", now: now)?.browserBinding == "b")
+        #expect(try await store.takeAttempt(id: "same", now: now) == nil, "an attempt was taken twice")
+        #expect(try await store.session(id: "same", now: now)?.user == user, "taking the attempt ended the session")
     }
 }

@@ -373,7 +373,7 @@ struct PostgresStoreTests {
             #expect(try await stores[1].attempt(id: "a1", now: Date())?.browserBinding == "b")
             #expect(try await stores[1].attempt(id: "a1", now: Date())?.browserBinding == "b")
             let taken = try await withThrowingTaskGroup(of: SignInAttempt?.self) { group in
-                for index in 0..<12 { group.addTask { try await stores[index % 2].take(id: "a1", now: Date()) } }
+                for index in 0..<12 { group.addTask { try await stores[index % 2].takeAttempt(id: "a1", now: Date()) } }
                 return try await group.reduce(into: [SignInAttempt]()) { if let found = $1 { $0.append(found) } }
             }
             #expect(taken.count == 1 && taken.first?.pending.codeVerifier == "verifier-secret")
@@ -381,7 +381,7 @@ struct PostgresStoreTests {
             var old = attempt
             old.expiresAt = Date(timeIntervalSinceNow: -1)
             try await stores[0].insert(old, id: "a2")
-            #expect(try await stores[1].take(id: "a2", now: Date()) == nil)
+            #expect(try await stores[1].takeAttempt(id: "a2", now: Date()) == nil)
 
             // An instance whose clock is 15 minutes behind the database's
             // writes an expiry 5 minutes in the database's past: a sweep by
@@ -393,7 +393,8 @@ struct PostgresStoreTests {
             try await stores[0].insert(skewed, id: "a3")
             try await stores[1].insert(attempt, id: "a4")
             #expect(
-                try await stores[0].take(id: "a3", now: behind)?.browserBinding == "b", "swept by the database's clock")
+                try await stores[0].takeAttempt(id: "a3", now: behind)?.browserBinding == "b",
+                "swept by the database's clock")
         }
     }
 
@@ -972,8 +973,6 @@ struct PostgresStoreTests {
         }
     }
 
-    /// Sign-out everywhere on PostgreSQL: each session row records whose it
-    /// is (by digest), and all of the user's go.
     /// One user holds at most `sessionsPerUser` sessions, across instances.
     @Test func aUserHoldsAtMostTheLimitOfSessions() async throws {
         try await Self.withStore(schema: "sessions_per_user", sessionsPerUser: 3) { stores in
@@ -981,9 +980,16 @@ struct PostgresStoreTests {
         }
     }
 
+    /// An attempt and a session under the same id are two rows of two tables.
+    @Test func attemptsAndSessionsAreApart() async throws {
+        try await Self.withStore(schema: "apart") { stores in try await InMemoryStoreTests.checkApart(stores[0]) }
+    }
+
+    /// Sign-out everywhere on PostgreSQL: each session row records whose it
+    /// is (by digest), and all of the user's go.
     @Test func signOutEverywhereEndsEverySessionOfTheUser() async throws {
         try await Self.withStore(schema: "sign_out") { stores in
-            try await WebSignInTests.checkSignOut(everywhere: true, stores: (stores[0], stores[0], stores[0]))
+            try await WebSignInTests.checkSignOut(everywhere: true, stores: (stores[0], stores[0]))
         }
     }
 
@@ -1038,7 +1044,7 @@ struct PostgresStoreTests {
             #expect(versions == [PostgresStore.schemaVersion])
             #expect(try await store.session(id: "old", now: Date())?.user == user)
             try await store.insert(session, id: "new")
-            try await store.removeAll(of: user)
+            try await store.removeSessions(of: user)
             #expect(try await store.session(id: "new", now: Date()) == nil)
             #expect(try await store.session(id: "old", now: Date()) != nil) // no owner recorded: ends at its expiry
             try await store.migrate() // again: nothing to do
@@ -1046,7 +1052,7 @@ struct PostgresStoreTests {
             // valid, its cookie cleared in this browser, copies of it working).
             let web = WebSignIn(
                 configuration: .init(publicURL: URL(string: "https://app.example")!), clients: [],
-                credentials: store, attempts: store, sessions: store)
+                credentials: store, store: store)
             // Written as a version-1 instance still running during the upgrade writes it: no owner.
             let cookie = "old-session-cookie"
             let id = WebSignIn.digest(cookie)

@@ -100,8 +100,7 @@ import Testing
         let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
         let web = WebSignIn(
             configuration: .init(publicURL: WebSignInTests.publicURL, allowsProvidersWithoutCodeBinding: allowed),
-            clients: [client], credentials: InMemoryCredentialStore(), attempts: InMemorySignInAttemptStore(),
-            sessions: InMemorySessionStore())
+            clients: [client], credentials: InMemoryCredentialStore(), store: InMemoryWebSignInStore())
         var refusal: String?
         do {
             _ = try await web.start(providerID: "qiita", returnTo: "/")
@@ -144,8 +143,7 @@ import Testing
         #expect(!client.bindsCode() && client.bindsCode(scopes: ["openid", "email"]))
         let web = WebSignIn(
             configuration: .init(publicURL: WebSignInTests.publicURL), clients: [client],
-            credentials: InMemoryCredentialStore(), attempts: InMemorySignInAttemptStore(),
-            sessions: InMemorySessionStore())
+            credentials: InMemoryCredentialStore(), store: InMemoryWebSignInStore())
         var refusal: String?
         do {
             _ = try await web.start(providerID: "google", returnTo: "/")
@@ -188,7 +186,7 @@ import Testing
         for (name, configuration) in cases {
             let web = WebSignIn(
                 configuration: configuration, clients: [client], credentials: InMemoryCredentialStore(),
-                attempts: InMemorySignInAttemptStore(), sessions: InMemorySessionStore())
+                store: InMemoryWebSignInStore())
             var named: String?
             do {
                 _ = try await web.start(providerID: "google", returnTo: "/")

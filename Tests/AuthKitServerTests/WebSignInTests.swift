@@ -19,17 +19,16 @@ import Testing
     /// An app with AuthKit's routes and a `/me` route, signing in to `sandbox`.
     static func app(
         _ sandbox: Sandbox, publicURL: URL = publicURL,
-        stores: (any SignInAttemptStore, any SessionStore, any CredentialStore)? = nil, web given: WebSignIn? = nil,
+        stores: (any WebSignInStore, any CredentialStore)? = nil, web given: WebSignIn? = nil,
         logger: Logger = Logger(label: "test")
     ) throws -> (some ApplicationProtocol, WebSignIn) {
         let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
-        let (attempts, sessions, credentials) =
-            stores ?? (InMemorySignInAttemptStore(), InMemorySessionStore(), InMemoryCredentialStore())
+        let (store, credentials) = stores ?? (InMemoryWebSignInStore(), InMemoryCredentialStore())
         let web =
             given
             ?? WebSignIn(
                 configuration: .init(publicURL: publicURL), clients: [client], credentials: credentials,
-                attempts: attempts, sessions: sessions)
+                store: store)
         let router = Router()
         web.addRoutes(to: router)
         router.get("/me") { request, _ -> Response in
@@ -90,16 +89,15 @@ import Testing
     /// `revokeOnSignOut`) her other session ends and her credential is
     /// revoked and removed, bob's stays; without, only the first session ends.
     static func checkSignOut(
-        everywhere: Bool, stores: (any SignInAttemptStore, any SessionStore, any CredentialStore)? = nil
+        everywhere: Bool, stores: (any WebSignInStore, any CredentialStore)? = nil
     ) async throws {
         let sandbox = try await google()
         defer { Task { await sandbox.stop() } }
-        let (attempts, sessions, credentials) =
-            stores ?? (InMemorySignInAttemptStore(), InMemorySessionStore(), InMemoryCredentialStore())
+        let (store, credentials) = stores ?? (InMemoryWebSignInStore(), InMemoryCredentialStore())
         let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
         let web = WebSignIn(
             configuration: .init(publicURL: publicURL, revokeOnSignOut: everywhere), clients: [client],
-            credentials: credentials, attempts: attempts, sessions: sessions)
+            credentials: credentials, store: store)
         let (app, _) = try Self.app(sandbox, web: web)
         try await app.test(.router) { client in
             let first = try await signIn(client, sandbox)
@@ -145,7 +143,7 @@ import Testing
         let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
         let web = WebSignIn(
             configuration: .init(publicURL: Self.publicURL), clients: [client], credentials: credentials,
-            attempts: InMemorySignInAttemptStore(), sessions: InMemorySessionStore())
+            store: InMemoryWebSignInStore())
         let (app, _) = try Self.app(sandbox, web: web)
         try await app.test(.router) { http in
             let alice = try await Self.signIn(http, sandbox)
@@ -388,35 +386,35 @@ import Testing
         #expect(WebSignIn.hostPrefixed("sid") == "__Host-sid")
         let web = WebSignIn(
             configuration: .init(publicURL: URL(string: "https://app.example")!, sessionCookie: "__Secure-sid"),
-            clients: [], credentials: InMemoryCredentialStore(), attempts: InMemorySignInAttemptStore(),
-            sessions: InMemorySessionStore())
+            clients: [], credentials: InMemoryCredentialStore(), store: InMemoryWebSignInStore())
         #expect(web.configuration.sessionCookie == "__Host-sid")
     }
 
     /// Sessions one of whose removals fails once (the database away for a
-    /// moment): `removeAll(of:)` for a sign-out everywhere (the browser's own
+    /// moment): `removeSessions(of:)` for a sign-out everywhere (the browser's own
     /// session is still there, so the user can sign out again, and the second
-    /// time everything ends), or `remove(id:)` for the old session a sign-in
+    /// time everything ends), or `removeSession(id:)` for the old session a sign-in
     /// ends.
-    actor SessionsFailingOnce: SessionStore {
+    final class SessionsFailingOnce: AlteredStore, @unchecked Sendable {
         enum Removal { case all, one }
-        let inner = InMemorySessionStore()
         let failing: Removal
+        let lock = NSLock()
         var failed = false
         init(_ failing: Removal) { self.failing = failing }
-        func insert(_ session: WebSession, id: String) async throws { try await inner.insert(session, id: id) }
-        func session(id: String, now: Date) async throws -> WebSession? { try await inner.session(id: id, now: now) }
-        func remove(id: String) async throws {
+        override func removeSession(id: String) async throws {
             try failOnce(.one)
-            try await inner.remove(id: id)
+            try await super.removeSession(id: id)
         }
-        func removeAll(of user: SignedInUser) async throws {
+        override func removeSessions(of user: SignedInUser) async throws {
             try failOnce(.all)
-            try await inner.removeAll(of: user)
+            try await super.removeSessions(of: user)
         }
         private func failOnce(_ removal: Removal) throws {
-            guard removal == failing, !failed else { return }
-            failed = true
+            let fails = lock.withLock {
+                defer { if removal == failing { failed = true } }
+                return removal == failing && !failed
+            }
+            guard fails else { return }
             throw AuthKitError.store(path: "test", reason: .inaccessible("the database is away"))
         }
     }
@@ -445,10 +443,10 @@ import Testing
     @Test(arguments: [true, false]) func aSignOutThatFailedCanBeTriedAgain(sessionsFail: Bool) async throws {
         let sandbox = try await Self.google()
         defer { Task { await sandbox.stop() } }
-        let stores: (any SignInAttemptStore, any SessionStore, any CredentialStore) =
+        let stores: (any WebSignInStore, any CredentialStore) =
             sessionsFail
-            ? (InMemorySignInAttemptStore(), SessionsFailingOnce(.all), InMemoryCredentialStore())
-            : (InMemorySignInAttemptStore(), InMemorySessionStore(), CredentialsFailingOnce())
+            ? (SessionsFailingOnce(.all), InMemoryCredentialStore())
+            : (InMemoryWebSignInStore(), CredentialsFailingOnce())
         let (app, _) = try Self.app(sandbox, stores: stores)
         try await app.test(.router) { client in
             let first = try await Self.signIn(client, sandbox)
@@ -476,16 +474,13 @@ import Testing
 
     /// Attempts whose `take`s are counted, read in place as the in-memory
     /// store does.
-    actor CountedAttempts: SignInAttemptStore {
-        let inner = InMemorySignInAttemptStore()
-        var takes = 0
-        func insert(_ attempt: SignInAttempt, id: String) async throws { try await inner.insert(attempt, id: id) }
-        func take(id: String, now: Date) async throws -> SignInAttempt? {
-            takes += 1
-            return try await inner.take(id: id, now: now)
-        }
-        func attempt(id: String, now: Date) async throws -> SignInAttempt? {
-            try await inner.attempt(id: id, now: now)
+    final class CountedAttempts: AlteredStore, @unchecked Sendable {
+        let lock = NSLock()
+        var taken = 0
+        var takes: Int { lock.withLock { taken } }
+        override func takeAttempt(id: String, now: Date) async throws -> SignInAttempt? {
+            lock.withLock { taken += 1 }
+            return try await super.takeAttempt(id: id, now: now)
         }
     }
 
@@ -516,7 +511,7 @@ import Testing
     @Test func aSignInOverASessionThatCannotEndFails() async throws {
         let sandbox = try await Self.google()
         defer { Task { await sandbox.stop() } }
-        let stores = (InMemorySignInAttemptStore(), SessionsFailingOnce(.one), InMemoryCredentialStore())
+        let stores = (SessionsFailingOnce(.one), InMemoryCredentialStore())
         let (app, _) = try Self.app(sandbox, stores: stores)
         try await app.test(.router) { client in
             let alice = try await Self.signIn(client, sandbox)
@@ -629,7 +624,7 @@ import Testing
             settings: ClientSettings(clientID: "gh-client", clientSecret: "gh-secret"))
         let web = WebSignIn(
             configuration: .init(publicURL: Self.publicURL), clients: [google, github],
-            credentials: InMemoryCredentialStore(), attempts: attempts, sessions: InMemorySessionStore())
+            credentials: InMemoryCredentialStore(), store: attempts)
         let (app, _) = try Self.app(sandbox, web: web)
         try await app.test(.router) { client in
             let started = try await client.execute(uri: "/auth/google", method: .get)
@@ -644,11 +639,11 @@ import Testing
                 uri: "/auth/github/callback?" + (callback.query ?? ""), method: .get,
                 headers: [.cookie: "authkit_signin=\(binding)"])
             #expect(wrongPath.status == .badRequest, "\(wrongPath.status)")
-            #expect(await attempts.takes == 0)
+            #expect(attempts.takes == 0)
             let own = try await client.execute(
                 uri: Self.pathAndQuery(callback), method: .get, headers: [.cookie: "authkit_signin=\(binding)"])
             #expect(own.status == .found && Self.cookies(own)["authkit_session"] != nil)
-            #expect(await attempts.takes == 1)
+            #expect(attempts.takes == 1)
         }
     }
 
@@ -725,13 +720,12 @@ import Testing
 
     /// Attempts whose every write fails as a database away would, with the
     /// database's address in the error.
-    struct UnreachableAttempts: SignInAttemptStore {
-        func insert(_ attempt: SignInAttempt, id: String) async throws {
+    final class UnreachableAttempts: AlteredStore, @unchecked Sendable {
+        override func insert(_ attempt: SignInAttempt, id: String) async throws {
             throw AuthKitError.store(
                 path: "postgresql://db.internal:5432/app",
                 reason: .inaccessible("PostgreSQL refused: no such table (SQLSTATE 42P01)"))
         }
-        func take(id: String, now: Date) async throws -> SignInAttempt? { nil }
     }
 
     /// A public URL no sign-in can finish at is refused at the start (it
@@ -788,7 +782,7 @@ import Testing
         let sandbox = try await Self.google()
         defer { Task { await sandbox.stop() } }
         let (app, _) = try Self.app(
-            sandbox, stores: (UnreachableAttempts(), InMemorySessionStore(), InMemoryCredentialStore()))
+            sandbox, stores: (UnreachableAttempts(), InMemoryCredentialStore()))
         try await app.test(.router) { client in
             let started = try await client.execute(uri: "/auth/google", method: .get)
             let page = String(buffer: started.body)
@@ -799,7 +793,7 @@ import Testing
         // A store of the app's own throwing its own error type: the same
         // page and status (it was Hummingbird's bare 500, unlogged by the route).
         let (own, _) = try Self.app(
-            sandbox, stores: (OwnErrorAttempts(), InMemorySessionStore(), InMemoryCredentialStore()))
+            sandbox, stores: (OwnErrorAttempts(), InMemoryCredentialStore()))
         try await own.test(.router) { client in
             let started = try await client.execute(uri: "/auth/google", method: .get)
             #expect(started.status == .serviceUnavailable)
@@ -808,10 +802,9 @@ import Testing
     }
 
     /// Attempts that fail with an error of their own, not AuthKit's.
-    struct OwnErrorAttempts: SignInAttemptStore {
+    final class OwnErrorAttempts: AlteredStore, @unchecked Sendable {
         struct Refused: Error {}
-        func insert(_ attempt: SignInAttempt, id: String) async throws { throw Refused() }
-        func take(id: String, now: Date) async throws -> SignInAttempt? { nil }
+        override func insert(_ attempt: SignInAttempt, id: String) async throws { throw Refused() }
     }
 
     /// A provider whose ID token fails a check: no session, a 502 page that says why.
@@ -890,4 +883,19 @@ import Testing
             #expect(said?["login"] == .string("bob") && said?["id"] == .string("sandbox-user-bob"))
         }
     }
+}
+
+/// The in-memory store with a test's changes: a subclass overrides the
+/// calls it alters, and the rest go to the in-memory store.
+class AlteredStore: WebSignInStore, @unchecked Sendable {
+    let inner = InMemoryWebSignInStore()
+    func insert(_ attempt: SignInAttempt, id: String) async throws { try await inner.insert(attempt, id: id) }
+    func takeAttempt(id: String, now: Date) async throws -> SignInAttempt? {
+        try await inner.takeAttempt(id: id, now: now)
+    }
+    func attempt(id: String, now: Date) async throws -> SignInAttempt? { try await inner.attempt(id: id, now: now) }
+    func insert(_ session: WebSession, id: String) async throws { try await inner.insert(session, id: id) }
+    func session(id: String, now: Date) async throws -> WebSession? { try await inner.session(id: id, now: now) }
+    func removeSession(id: String) async throws { try await inner.removeSession(id: id) }
+    func removeSessions(of user: SignedInUser) async throws { try await inner.removeSessions(of: user) }
 }
