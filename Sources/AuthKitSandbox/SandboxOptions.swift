@@ -133,10 +133,18 @@ public struct SandboxOptions: Sendable {
 /// --client-key` takes a key file's text, which may be a private key (its
 /// public half is used), and a secret may be a real one reused. As
 /// ``AuthKit/ClientSettings`` masks its secret.
+extension SandboxOptions {
+    /// A client with neither a secret nor a key (RFC 6749 §2.1): PKCE is
+    /// how its codes are bound. One with a key alone is confidential (RFC
+    /// 7523 §2.2 authenticates it), and takes PKCE only where the provider does.
+    var isPublicClient: Bool { clientSecret == nil && clientKey == nil }
+}
+
 extension SandboxOptions: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
         var parts = ["port: \(port)", "consent: \(consent.rawValue)", "client id: \(clientID)"]
-        parts.append(clientSecret == nil ? "public client (no secret)" : "client secret: ••••")
+        let secret = clientSecret == nil ? "no client secret" : "client secret: ••••"
+        parts.append(isPublicClient ? "public client (no secret)" : secret)
         if clientKey != nil { parts.append("client key: ••••") }
         if let redirectURIs { parts.append("redirect URIs: \(redirectURIs.joined(separator: " "))") }
         parts.append("default account: \(defaultAccount)")

@@ -53,6 +53,12 @@ import Testing
                     ("code_challenge_method", "S256"),
                 ], basicAuth: true)
             #expect(pushed.status == 400 && pushed.body.contains("bytes"), "\(pushed.body.prefix(300))")
+            // Many short parameters, each within the byte bound, each costing its storage.
+            let many = try await post(
+                "/par",
+                [("response_type", "code"), ("code_challenge", String(repeating: "c", count: 43))]
+                    + (0..<1_000).map { ("p\($0)", "") }, basicAuth: true)
+            #expect(many.status == 400 && many.body.contains("at most 64"), "\(many.body.prefix(300))")
             // A state over the bound is refused on a page, not echoed in a redirect.
             let state = String(repeating: "s", count: Emulator.maxValueBytes + 1)
             let authorize = try await raw(
@@ -69,8 +75,6 @@ import Testing
         }
     }
 
-    /// The consent page's account name is kept with the grant and named in
-    /// every `sub`: one over 256 bytes is refused, and no grant is made.
     /// A who-am-I path with an index far past any real answer's
     /// (`data[100000000]`) is the descriptor's mistake: the answer leaves it
     /// out, rather than make 100 million array elements to reach it.
@@ -94,6 +98,10 @@ import Testing
         }
     }
 
+    /// The consent page's account name is kept with the grant and named in
+    /// every `sub` (`sandbox-user-` and the name): one that would make it
+    /// longer than OpenID Connect's 255 ASCII characters, or not ASCII, is
+    /// refused, and no grant is made; the longest allowed signs in.
     @Test func aLongAccountNameIsRefused() async throws {
         try await Sandbox.with(emulating: try Self.open()) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
@@ -105,6 +113,17 @@ import Testing
                 sandbox.events.last?.summary.contains("account name") == true, "\(sandbox.events.last?.summary ?? "")")
             sandbox.emulator.withLedger { #expect($0.grants.isEmpty && $0.codes.isEmpty) }
             #expect(!(try await client.authorize(using: sandbox.userAgent(account: "bob")).accessToken.isEmpty))
+            await #expect(throws: (any Error).self) {
+                _ = try await client.authorize(using: sandbox.userAgent(account: "アリス"))
+            }
+        }
+        // The longest name makes a 255-character `sub` that AuthKit's verifier takes.
+        let google = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "google")
+        try await Sandbox.with(emulating: google) { sandbox in
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
+            let longest = String(repeating: "a", count: Emulator.maxAccountBytes)
+            let credential = try await client.authorize(using: sandbox.userAgent(account: longest))
+            #expect(credential.identity?.subject.utf8.count == 255)
         }
     }
 

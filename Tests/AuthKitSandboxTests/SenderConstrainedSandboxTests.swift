@@ -532,4 +532,26 @@ import Testing
             #expect(try await client.clientCredentials(scopes: ["repo"]).accessToken.isEmpty == false)
         }
     }
+
+    /// A client with a key and no secret is confidential at the
+    /// authorization endpoint too: where the provider takes no PKCE (Box),
+    /// its sign-in sends no challenge, which the sandbox refused as a public
+    /// client's ("code_challenge is required") after the user consented.
+    @Test func aClientWithAKeyAndNoSecretSignsInWithoutPKCEWhereTheProviderHasNone() async throws {
+        let (key, path) = try Self.clientKeyFile()
+        defer { try? FileManager.default.removeItem(at: URL(fileURLWithPath: path).deletingLastPathComponent()) }
+        var options = SandboxOptions(deterministic: true)
+        options.clientSecret = nil
+        options.clientKey = key.publicKey.pemRepresentation
+        let box = try bundled("box")
+        #expect(box.pkce == .none)
+        try await Sandbox.with(emulating: box, options: options) { sandbox in
+            var settings = sandbox.clientSettings
+            settings.clientSecret = nil
+            settings.privateKeyFile = path
+            let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
+            let credential = try await client.authorize(using: sandbox.userAgent())
+            #expect(!credential.accessToken.isEmpty)
+        }
+    }
 }

@@ -24,8 +24,24 @@ extension Emulator {
     /// too. RFC 6749 sets no length; AuthKit's `state` is 43 characters.
     static let maxValueBytes = 1024
     /// The longest account name the consent and device pages take: it is
-    /// kept with every grant, and is in every `sub` and ID token.
-    static let maxAccountBytes = 256
+    /// kept with every grant, and is in every `sub` and ID token, which
+    /// OpenID Connect Core §2 bounds at 255 ASCII characters: 255 less
+    /// `sandbox-user-`. (It was 256 bytes of anything: a longer or
+    /// non-ASCII name made a `sub` AuthKit's own verifier refuses.)
+    static let maxAccountBytes = 255 - "sandbox-user-".utf8.count
+
+    /// What is wrong with an account name typed on a page, or `nil`.
+    static func accountProblem(_ account: String) -> String? {
+        if account.utf8.count > maxAccountBytes {
+            return "The account name is \(account.utf8.count) bytes; the sandbox takes at most \(maxAccountBytes)."
+        }
+        if !account.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) {
+            return
+                "The account name is in every ID token's sub, which is ASCII (OpenID Connect Core §2): "
+                + "use letters, digits and punctuation, no spaces."
+        }
+        return nil
+    }
 
     /// Checks the request as a strict server does, then asks for consent (or
     /// decides at once, per ``SandboxOptions/consent``). A bad `client_id` or
@@ -184,7 +200,7 @@ extension Emulator {
         }
         var challenge: String?
         var method: String?
-        if descriptor.pkce.isEnabled || options.clientSecret == nil {
+        if descriptor.pkce.isEnabled || options.isPublicClient {
             challenge = parameters["code_challenge"]
             method = challenge == nil ? nil : (parameters["code_challenge_method"] ?? "plain")
             // RFC 7636 §4.2 lets a server take plain; the sandbox publishes
@@ -200,7 +216,7 @@ extension Emulator {
             if let challenge, !(43...128).contains(challenge.count) {
                 return refuse("invalid_request", "code_challenge must be 43 to 128 characters (RFC 7636 §4.2)")
             }
-            if challenge == nil, descriptor.pkce == .required || options.clientSecret == nil {
+            if challenge == nil, descriptor.pkce == .required || options.isPublicClient {
                 return refuse("invalid_request", "code_challenge is required (PKCE, RFC 7636)")
             }
         }
@@ -266,11 +282,7 @@ extension Emulator {
             return errorPage("This consent request has expired. Start the sign-in again.", step: "consent")
         }
         let account = form["account"] ?? options.defaultAccount
-        guard account.utf8.count <= Self.maxAccountBytes else {
-            return errorPage(
-                "The account name is \(account.utf8.count) bytes; the sandbox takes at most \(Self.maxAccountBytes).",
-                step: "consent")
-        }
+        if let problem = Self.accountProblem(account) { return errorPage(problem, step: "consent") }
         if let requestToken = pending.requestToken {
             return oauth1Decide(requestToken: requestToken, approve: form["decision"] == "approve", account: account)
         }

@@ -132,11 +132,7 @@ extension Emulator {
             return errorPage("That code is unknown, expired or already used.", step: "device")
         }
         let account = form["account"] ?? options.defaultAccount
-        guard account.utf8.count <= Self.maxAccountBytes else {
-            return errorPage(
-                "The account name is \(account.utf8.count) bytes; the sandbox takes at most \(Self.maxAccountBytes).",
-                step: "device")
-        }
+        if let problem = Self.accountProblem(account) { return errorPage(problem, step: "device") }
         let approve = form["decision"] == "approve"
         ledger.deviceCodes[code]?.status = approve ? .approved(account: account) : .denied
         return .html(

@@ -348,6 +348,11 @@ extension Emulator {
     /// kept for 60 s, ten thousand requests at most, and stand for a query
     /// (which RFC 9110 §4.1 has servers take up to 8,000 octets of).
     static let maxPushedBytes = 8000
+    /// The most parameters one pushed request may hold: each costs its
+    /// storage beside its bytes, and 8,000 bytes of one-letter names made
+    /// about 4,000 of them, fifteen times what the byte bound allows for.
+    /// RFC 9126's requests carry a dozen or so.
+    static let maxPushedParameters = 64
 
     /// RFC 9126 §2: the parameters kept under a `request_uri` for 60 s, once
     /// checked as the authorization endpoint checks them (§2.1: an
@@ -369,6 +374,11 @@ extension Emulator {
                 parameters.values.filter {
                     !$0.key.hasPrefix("client_assertion") && !["client_secret", "client_id"].contains($0.key)
                 }.map { ($0.key, $0.value) } + [("client_id", options.clientID)]
+            guard pairs.count <= Self.maxPushedParameters else {
+                throw Refusal.invalidRequest(
+                    "the pushed request has \(pairs.count) parameters; the sandbox keeps at most \(Self.maxPushedParameters)"
+                )
+            }
             let size = pairs.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count }
             guard size <= Self.maxPushedBytes else {
                 throw Refusal.invalidRequest(

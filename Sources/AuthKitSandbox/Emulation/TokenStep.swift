@@ -176,7 +176,7 @@ extension Emulator {
             // proof's key; a confidential client's is not (its
             // authentication constrains it), and a refresh with a new key
             // binds the new access token to that key.
-            let isPublic = options.clientSecret == nil && options.clientKey == nil
+            let isPublic = options.isPublicClient
             ledger.refreshTokens[refreshToken!] = GrantLedger.RefreshToken(grant: grant, jkt: isPublic ? jkt : nil)
         }
         // A descriptor that assumes a lifetime (`refreshPolicy.assumedLifetimeSeconds`)
