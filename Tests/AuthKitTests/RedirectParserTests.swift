@@ -80,6 +80,19 @@ import Testing
         #expect(
             redirectError("http://127.0.0.1:4321/callback?code=a&state=\(state)&state=\(state)")
                 == .duplicateParameter("state"))
+        #expect(RedirectError.duplicateParameter("code").description.contains("'code'"))
+    }
+
+    /// A repeated parameter is refused before `state` is checked, so anyone
+    /// who can open the redirect URI names it: a name that is a sentence is
+    /// not repeated on the listener's page or in the terminal.
+    @Test func aRepeatedParametersNameIsQuotedOnlyWhenItIsAName() {
+        let name = "Sign-in blocked: get the fix at evil.example"
+        let encoded = "Sign-in%20blocked%3A%20get%20the%20fix%20at%20evil.example"
+        let error = redirectError("http://127.0.0.1:4321/callback?\(encoded)=1&\(encoded)=2")
+        #expect(error == .duplicateParameter(name))
+        let text = error?.description ?? ""
+        #expect(text.contains("a parameter more than once") && !text.contains("evil"), "\(text)")
     }
 
     @Test func missingCodeIsDistinct() {

@@ -39,6 +39,21 @@ public enum RedirectError: Error, Sendable, Hashable {
 }
 
 extension RedirectError: CustomStringConvertible {
+    /// 1 to 64 ASCII letters, digits, `_`, `-`, `.`, `[` or `]`: every
+    /// parameter name the RFCs define, and none that says anything.
+    static func isPlainName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count)
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                    UInt8(ascii: "["), UInt8(ascii: "]"):
+                    true
+                default: false
+                }
+            }
+    }
+
     public var description: String {
         switch self {
         case .unexpectedTarget(let expected, let received):
@@ -46,9 +61,13 @@ extension RedirectError: CustomStringConvertible {
                 "The redirect went to \(DisplayText.sanitized(received)), not to this attempt's redirect URI \(expected)."
         case .malformed(let detail):
             return "The redirect URL is malformed: \(detail)."
+        // Checked before `state`, so anyone who can send the browser to the
+        // redirect URI chooses the name: quoted only when it reads as a
+        // parameter name, not a sentence ("Sign-in blocked: get the fix at
+        // …") on the listener's page and in the terminal.
         case .duplicateParameter(let name):
-            return
-                "The redirect URL has the parameter '\(DisplayText.sanitized(name, limit: 100))' more than once; it was rejected (RFC 6749 §3.1)."
+            let shown = Self.isPlainName(name) ? "the parameter '\(name)'" : "a parameter"
+            return "The redirect URL has \(shown) more than once; it was rejected (RFC 6749 §3.1)."
         case .missingState:
             return
                 "The redirect URL has no 'state' parameter, so it cannot be matched to this sign-in; it was rejected."
