@@ -167,7 +167,7 @@ extension WebSignIn {
     /// What the page says when the sign-in failed between this service and
     /// the provider: the provider's error code when it is a registered one
     /// (RFC 6749 §5.2), else what kind of failure, never the error's words.
-    static func failureText(_ error: AuthKitError) -> String {
+    package static func failureText(_ error: AuthKitError) -> String {
         switch error {
         case .providerError(_, let response):
             let said =
@@ -177,6 +177,11 @@ extension WebSignIn {
         case .network, .responseTooLarge:
             return
                 "The sign-in did not finish: the provider could not be reached. Try again shortly; this service's log says more."
+        case .idTokenRejected(_, .keySetUnusable):
+            // Its words name the key set's URL (an internal host, for a
+            // provider of the organisation's own) and where it redirected.
+            return
+                "The sign-in did not finish: the provider's signing keys could not be read. Try again shortly; this service's log says more."
         case .idTokenRejected:
             // AuthKit's own words on which check failed (an audience, an
             // issuer it expected), the provider's values sanitized: what the

@@ -668,6 +668,20 @@ import Testing
         }
     }
 
+    /// An unusable key set is said in fixed words: its error names the
+    /// `jwks_uri` (an internal host, for a provider of the organisation's
+    /// own) and where it redirected; the other ID token checks keep theirs.
+    @Test func anUnusableKeySetIsAFixedPage() {
+        let text = WebSignIn.failureText(
+            .idTokenRejected(
+                providerID: "keycloak",
+                reason: .keySetUnusable("https://idp.internal:8443/realms/x/certs answered 503")))
+        #expect(text.contains("signing keys could not be read") && !text.contains("idp.internal"), "\(text)")
+        let audience = WebSignIn.failureText(
+            .idTokenRejected(providerID: "google", reason: .audienceMismatch(clientID: "app", received: ["other"])))
+        #expect(audience.contains("other"), "\(audience)")
+    }
+
     /// A provider's `error` on the callback is answered by what it means:
     /// the user declining is 403, logged at info; the provider's trouble
     /// (`temporarily_unavailable` 503, `server_error` and the app's own
