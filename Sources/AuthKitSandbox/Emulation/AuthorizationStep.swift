@@ -26,9 +26,11 @@ extension Emulator {
     /// The longest account name the consent and device pages take: it is
     /// kept with every grant, and is in every `sub` and ID token, which
     /// OpenID Connect Core §2 bounds at 255 ASCII characters: 255 less
-    /// `sandbox-user-`. (It was 256 bytes of anything: a longer or
+    /// ``subjectPrefix``. (It was 256 bytes of anything: a longer or
     /// non-ASCII name made a `sub` AuthKit's own verifier refuses.)
-    static let maxAccountBytes = 255 - "sandbox-user-".utf8.count
+    static let maxAccountBytes = 255 - subjectPrefix.utf8.count
+    /// What a user's `sub` is made of before the account name.
+    static let subjectPrefix = "sandbox-user-"
 
     /// What is wrong with an account name typed on a page, or `nil`.
     static func accountProblem(_ account: String) -> String? {

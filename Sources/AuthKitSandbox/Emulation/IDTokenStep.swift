@@ -139,7 +139,7 @@ extension Emulator {
     /// or for the client's own grant the client id (RFC 9068 §2.2: with no
     /// resource owner, `sub` names the client).
     func subject(of grant: GrantLedger.Grant) -> String {
-        grant.ofClient ? options.clientID : "sandbox-user-" + grant.account
+        grant.ofClient ? options.clientID : Self.subjectPrefix + grant.account
     }
 
     /// OpenID Connect Core §5.4: what `email` and `profile` give.
