@@ -39,7 +39,7 @@ do {
     }
 } catch {
     // AuthKit's errors say what failed and what to do: a missing client id,
-    // an ID token refused (AuthKitError.idTokenRejected names the check), no network.
+    // an ID token refused (code .idTokenRejected; the words name the check), no network.
     print("Sign-in failed: \(error)")
     exit(1)
 }

@@ -124,13 +124,14 @@ struct WebExample: AsyncParsableCommand {
         router.get("/me") { request, _ -> Response in
             do {
                 return try await Self.me(request, web: web)
-            } catch AuthKitError.signInRequired(let key, _) {
+            } catch let error as AuthKitError where error.code == .signInRequired {
+                let providerID = error.providerID ?? ""
                 // The grant is over (revoked at the provider, its refresh
                 // token expired or refused): no retry brings it back, so
                 // not a 502. The user signs in again, which replaces it.
-                logger.info("/me: \(key.providerID)'s credential can no longer be refreshed; sign in again")
+                logger.info("/me: \(providerID)'s credential can no longer be refreshed; sign in again")
                 return Self.json(
-                    ["error": "sign in again", "signIn": web.sitePath("/auth/\(key.providerID)")],
+                    ["error": "sign in again", "signIn": web.sitePath("/auth/\(providerID)")],
                     status: .unauthorized)
             } catch {
                 // Logged here, never shown: a store's error names the
@@ -138,12 +139,12 @@ struct WebExample: AsyncParsableCommand {
                 // anyone with a cookie. The database away: 503, and the next
                 // request tries again; anything else: 502.
                 logger.error("/me failed: \(error)")
-                if case AuthKitError.store = error {
+                let failure = error as? AuthKitError
+                if let code = failure?.code, [.storeInaccessible, .storeBusy].contains(code) {
                     return Self.json(["error": "unavailable"], status: .serviceUnavailable)
                 }
-                if let refused = error as? WebSignInError {
-                    return Self.json(
-                        ["error": "refused"], status: HTTPResponse.Status(code: refused.status))
+                if let status = failure?.responseStatus {
+                    return Self.json(["error": "refused"], status: HTTPResponse.Status(code: status))
                 }
                 return Self.json(["error": "the provider or the sign-in could not be reached"], status: .badGateway)
             }

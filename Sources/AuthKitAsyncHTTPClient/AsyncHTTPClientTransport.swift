@@ -137,7 +137,7 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient, ParsedURLHTTPClient 
 ///
 /// A body that fails part-way (the server closed before its
 /// `Content-Length`, or before a chunked body's last chunk) is an
-/// ``AuthKitError/network(url:reason:)``, like a failure before the head: a
+/// ``AuthKitError``, like a failure before the head: a
 /// caller handles one kind of error, not AsyncHTTPClient's as well.
 private final class BodyRelay: @unchecked Sendable {
     private let lock = NSLock()

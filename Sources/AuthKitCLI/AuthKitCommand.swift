@@ -135,14 +135,13 @@ enum AuthKitMain {
                     status: .outputFailed)
             }
         } catch let error as AuthKitError {
+            if case .sandbox(let problem) = error.reason {
+                // What went wrong, with the flag that chooses the port here.
+                fail(
+                    problem.summary + " Choose another with --port, or --port 0 for any free one.",
+                    status: ExitStatus(for: error))
+            }
             fail(ErrorReport.message(for: error), status: ExitStatus(for: error))
-        } catch let error as LoopbackError {
-            fail(error.description, status: ExitStatus(for: error))
-        } catch let error as SandboxError {
-            // What went wrong, with the flag that chooses the port here.
-            fail(
-                error.summary + " Choose another with --port, or --port 0 for any free one.",
-                status: ExitStatus(for: error))
         } catch let error as CLIError {
             fail(error.message, status: error.status)
         } catch {

@@ -14,7 +14,7 @@ import Logging
 ///   the session, and posts the browser to the provider's end-session
 ///   endpoint when it has one.
 ///
-/// Refusals are pages with the status of their case (``WebSignInError/status``):
+/// Refusals are pages with the status of their case (``AuthKit/AuthKitError/responseStatus``):
 /// 400 for a replayed, forged or foreign callback, 403 for a missing CSRF
 /// token or a user who declined, 502 for a provider answer AuthKit refused
 /// (an ID token that failed a check), 503 while the database is away.
@@ -101,12 +101,13 @@ extension WebSignIn {
     func respond(logger: Logger, _ body: () async throws -> Response) async throws -> Response {
         do {
             return try await body()
-        } catch let error as WebSignInError {
-            // The visitor's doing (a replayed callback, another browser).
-            logger.debug("Sign-in route refused: \(error)")
-            return Self.errorPage(error.shownToVisitor, status: error.status, home: sitePath("/"))
         } catch let error as AuthKitError {
-            switch error {
+            if case .webSignIn(let refusal) = error.reason {
+                // The visitor's doing (a replayed callback, another browser).
+                logger.debug("Sign-in route refused: \(error)")
+                return Self.errorPage(refusal.shownToVisitor, status: refusal.status, home: sitePath("/"))
+            }
+            switch error.reason {
             case .store:
                 logger.error("Sign-in route: \(error)")
                 return Self.errorPage(
@@ -124,14 +125,14 @@ extension WebSignIn {
             default:
                 logger.warning("Sign-in route: \(error)")
             }
-            if case .authorizationFailed(let response) = error {
+            if case .authorizationFailed(let response) = error.reason {
                 return Self.errorPage(
                     Self.refusalText(code: response.code), status: Self.status(of: error), home: sitePath("/"))
             }
             // The callback's own parameters refused (an `iss` of another
             // issuer, one given twice): its words quote what the request
             // carried, which whoever sent the browser there chose.
-            if case .redirect = error {
+            if case .redirect = error.reason {
                 return Self.errorPage(
                     "The sign-in's answer could not be used; start the sign-in again. (This service's log says why.)",
                     status: Self.status(of: error), home: sitePath("/"))
@@ -168,7 +169,7 @@ extension WebSignIn {
     /// the provider: the provider's error code when it is a registered one
     /// (RFC 6749 §5.2), else what kind of failure, never the error's words.
     package static func failureText(_ error: AuthKitError) -> String {
-        switch error {
+        switch error.reason {
         case .providerError(_, let response):
             let said =
                 registeredTokenErrors.contains(response.code)
@@ -221,7 +222,7 @@ extension WebSignIn {
 
     /// The status an AuthKit error is answered with.
     static func status(of error: AuthKitError) -> Int {
-        switch error {
+        switch error.reason {
         case .store: 503
         case .network(_, .transportUnavailable): 500
         case .authorizationFailed(let response) where isTheUsersChoice(response.code): 403

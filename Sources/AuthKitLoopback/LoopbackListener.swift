@@ -127,8 +127,9 @@ final class LoopbackListener: @unchecked Sendable {
     /// libcurl for the token request).
     private func bindAll(_ bootstrap: ServerBootstrap) async throws -> [Channel] {
         let hosts = redirect.bindHosts
-        var lastError: Error = LoopbackError.bindFailed(
-            host: hosts[0], port: redirect.bindPort, reason: "no address to bind")
+        var lastError: Error = AuthKitError.loopback(
+            .bindFailed(
+                host: hosts[0], port: redirect.bindPort, reason: "no address to bind"))
         for _ in 0..<(redirect.bindPort == 0 ? 5 : 1) {
             let first: Channel
             do {
@@ -172,12 +173,12 @@ final class LoopbackListener: @unchecked Sendable {
     }
 
     /// Waits for the genuine redirect.
-    /// - Throws: ``LoopbackError/timedOut(after:)``; ``AuthKit/AuthKitError/cancelled``
+    /// - Throws: ``AuthKit/AuthKitError/Code/redirectTimedOut``; ``AuthKit/AuthKitError/Code/cancelled``
     ///   when the task is cancelled.
     func answer(timeout: Duration) async throws -> URL {
         let promise = answerPromise
         let deadline = promise.futureResult.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
-            promise.fail(LoopbackError.timedOut(after: timeout))
+            promise.fail(AuthKitError.loopback(.timedOut(after: timeout)))
         }
         defer { deadline.cancel() }
         do {
@@ -297,14 +298,15 @@ final class LoopbackListener: @unchecked Sendable {
         do {
             try validate(redirect)
             return nil
-        } catch AuthKitError.redirect(.malformed) where !isAtRedirectPath(redirect) {
+        } catch {
             // Another path with a character no URL holds (a port scanner,
             // `/favicon.ico?a|b`): a stray, not a refused answer, whatever
             // the parser found first.
-            let error = AuthKitError.redirect(.unexpectedTarget(expected: expectedPath, received: "another path"))
-            onIgnored(error)
-            return error
-        } catch {
+            if case .redirect(.malformed)? = error.authKitReason, !isAtRedirectPath(redirect) {
+                let stray = AuthKitError.redirect(.unexpectedTarget(expected: expectedPath, received: "another path"))
+                onIgnored(stray)
+                return stray
+            }
             onIgnored(error)
             return error
         }
@@ -350,10 +352,11 @@ final class LoopbackListener: @unchecked Sendable {
     private static func bindError(_ error: Error, host: String, port: Int) -> Error {
         let display = host.contains(":") ? "[\(host)]" : host
         if let error = error as? IOError {
-            if error.errnoCode == EADDRINUSE { return LoopbackError.portInUse(host: display, port: port) }
-            return LoopbackError.bindFailed(
-                host: display, port: port, reason: String(cString: strerror(error.errnoCode)))
+            if error.errnoCode == EADDRINUSE { return AuthKitError.loopback(.portInUse(host: display, port: port)) }
+            return AuthKitError.loopback(
+                .bindFailed(
+                    host: display, port: port, reason: String(cString: strerror(error.errnoCode))))
         }
-        return LoopbackError.bindFailed(host: display, port: port, reason: "\(error)")
+        return AuthKitError.loopback(.bindFailed(host: display, port: port, reason: "\(error)"))
     }
 }

@@ -24,7 +24,7 @@ struct LoopbackRedirect: Sendable {
     /// The port to bind: 0 (any free port) when the port is flexible, else the URI's.
     var bindPort: Int
 
-    /// - Throws: ``AuthKit/AuthKitError/unusableRedirectURI(uri:reason:)`` for a
+    /// - Throws: ``AuthKit/AuthKitError/Code/unusableRedirectURI`` for a
     ///   redirect a loopback listener cannot receive (none, not `http`, not a loopback host).
     init(requested: URL?, portIsFlexible: Bool) throws {
         guard let requested else {

@@ -107,7 +107,7 @@ final class LoopbackRequestHandler: ChannelInboundHandler, RemovableChannelHandl
         }
         if let rejection = listener.check(redirect) {
             let page: LoopbackPage
-            if case AuthKitError.redirect(.unexpectedTarget) = rejection {
+            if case .redirect(.unexpectedTarget)? = rejection.authKitReason {
                 page = .notFound()
             } else {
                 page = .rejected(reason: "\(rejection)")

@@ -39,7 +39,7 @@ public struct LoopbackUserAgent: UserAgent {
     /// Opens the authorization URL; ``BrowserLauncher/system`` by default.
     public var browser: BrowserLauncher
     /// How long to wait for the genuine redirect before giving up with
-    /// ``LoopbackError/timedOut(after:)``.
+    /// ``AuthKit/AuthKitError/Code/redirectTimedOut``.
     public var timeout: Duration
     /// How long one connection may take to send its request; a slower or idle
     /// one is closed (the attempt goes on).
@@ -65,9 +65,9 @@ public struct LoopbackUserAgent: UserAgent {
         self.onEvent = onEvent
     }
 
-    /// - Throws: ``AuthKit/AuthKitError/unusableRedirectURI(uri:reason:)`` for a redirect URI that
-    ///   is not `http` on a loopback host; ``LoopbackError`` when the port cannot
-    ///   be bound or the wait times out; ``AuthKit/AuthKitError/cancelled`` when the
+    /// - Throws: ``AuthKit/AuthKitError/Code/unusableRedirectURI`` for a redirect URI that
+    ///   is not `http` on a loopback host; ``AuthKit/AuthKitError/Code/portInUse`` (or ``AuthKit/AuthKitError/Code/cannotListen``) when the port cannot
+    ///   be bound or the wait times out; ``AuthKit/AuthKitError/Code/cancelled`` when the
     ///   task is cancelled. The listener is closed whenever this returns or throws.
     public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
         let redirect = try LoopbackRedirect(
@@ -79,21 +79,21 @@ public struct LoopbackUserAgent: UserAgent {
             validate: { (text: String) in try session.validateRedirect(text) },
             connectionTimeout: .init(connectionTimeout), maxRequestBytes: maxRequestBytes,
             onIgnored: { error in
-                switch error {
-                case AuthKitError.redirect(.unexpectedTarget):
+                switch error.authKitReason {
+                case .redirect(.unexpectedTarget)?:
                     // Another path (a favicon): no answer at all.
                     onEvent?(.ignoredRequest(reason: "\(error)"))
-                case AuthKitError.redirect:
+                case .redirect?:
                     // At the redirect path and refused: not this attempt's
                     // (state, issuer, request token), or malformed (a
                     // parameter twice, no verifier). Counted as a stray, a
                     // provider's malformed callback left the user waiting
                     // out the timeout with no word of it.
                     onEvent?(.rejectedAnswer(reason: "\(error)"))
-                case let tooLarge as RequestSizeLimiter.TooLarge:
+                case nil where error is RequestSizeLimiter.TooLarge:
                     // Unread, but a 431 here is most likely the redirect
                     // with too many cookies: said, as a refused answer is.
-                    onEvent?(.rejectedAnswer(reason: "\(tooLarge)"))
+                    onEvent?(.rejectedAnswer(reason: "\(error)"))
                 default:
                     onEvent?(.ignoredRequest(reason: "\(error)"))
                 }

@@ -21,7 +21,7 @@ import PostgresNIO
 /// - **Its own schema**, created and migrated by ``migrate()`` (versioned in
 ///   `authkit_schema`, under an advisory lock so instances starting together
 ///   do not race).
-/// - **A database that goes away** gives ``AuthKitError/store(path:reason:)``
+/// - **A database that goes away** gives ``AuthKitError``
 ///   errors (an app answers 503), and the pool reconnects by itself when it
 ///   returns: no restart.
 ///
@@ -91,7 +91,7 @@ public final class PostgresStore: CredentialStore, WebSignInStore {
     static let migrationTimeout = Duration.seconds(300)
 
     /// Creates AuthKit's tables, or brings them to this build's version.
-    /// - Throws: ``AuthKitError/store(path:reason:)`` when the database is
+    /// - Throws: ``AuthKitError`` when the database is
     ///   unreachable, or holds a newer schema than this build knows.
     public func migrate() async throws {
         // Minutes, not the operation timeout: the wait for another
@@ -332,7 +332,7 @@ public final class PostgresStore: CredentialStore, WebSignInStore {
     /// in one process exclude each other as two machines do) and
     /// in every process on the database (an advisory lock held by a
     /// transaction while `body` runs). Waiting longer than `timeout` throws
-    /// ``AuthKitError/store(path:reason:)`` with a `busy` reason.
+    /// ``AuthKitError`` with a `busy` reason.
     ///
     /// What `body` reads and saves through this store goes over the lock's
     /// own connection (``heldLock``), not a second one from the pool: with
@@ -1037,7 +1037,7 @@ public final class PostgresStore: CredentialStore, WebSignInStore {
     /// value is opened and sealed again as it is, never decoded. Sign-ins
     /// and sessions past their expiry are left to the sweeps.
     /// - Returns: how many rows were sealed again.
-    /// - Throws: ``AuthKitError/store(path:reason:)``, after every other row
+    /// - Throws: ``AuthKitError``, after every other row
     ///   is done: `invalidContents` when a credential does not open (sealed
     ///   under a key this process was not given, or altered; those rows are
     ///   left as they are); `busy` when rows were left under an older key: a
@@ -1271,7 +1271,8 @@ public final class PostgresStore: CredentialStore, WebSignInStore {
     {
         do {
             return try open(type, sealed, keyID: keyID, binding: binding)
-        } catch AuthKitError.store(_, let reason) where reason.kind == .invalidContents {
+        } catch let error as AuthKitError where error.code == .storeInvalidContents {
+            guard case .store(_, let reason) = error.reason else { throw error }
             logger.warning(
                 "A \(type == WebSession.self ? "session" : "sign-in attempt") in \(display) does not open (\(reason.detail)); taken as absent."
             )
@@ -1284,7 +1285,7 @@ public final class PostgresStore: CredentialStore, WebSignInStore {
     {
         do {
             return try JSONDecoder().decode(type, from: try encryption.open(sealed, keyID: keyID, binding: binding))
-        } catch let error as TokenEncryptionError {
+        } catch let error as AuthKitError {
             throw AuthKitError.store(path: display, reason: .init(.invalidContents, "\(error)"))
         } catch {
             throw AuthKitError.store(path: display, reason: .init(.invalidContents, "a stored value is not readable"))

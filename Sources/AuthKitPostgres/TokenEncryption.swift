@@ -21,7 +21,7 @@ public struct TokenEncryption: Sendable {
     ///   every key 256 bits. Keep retired keys until every row sealed with
     ///   them has been saved again.
     public init(keys: [(id: String, key: SymmetricKey)]) throws {
-        guard let first = keys.first else { throw TokenEncryptionError.noKey }
+        guard let first = keys.first else { throw AuthKitError.encryption(.noKey) }
         for (id, key) in keys {
             // The id first: with id and key swapped (`BASE64:k1`), the
             // size error named the key as the id, and a log kept it.
@@ -32,13 +32,13 @@ public struct TokenEncryption: Sendable {
                 id.unicodeScalars.allSatisfy({
                     $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_")
                 })
-            else { throw TokenEncryptionError.invalidKeyID(id) }
-            guard key.bitCount == 256 else { throw TokenEncryptionError.wrongKeySize(id: id, bits: key.bitCount) }
+            else { throw AuthKitError.encryption(.invalidKeyID(id)) }
+            guard key.bitCount == 256 else { throw AuthKitError.encryption(.wrongKeySize(id: id, bits: key.bitCount)) }
         }
         // Two keys under one id: every row sealed with the one dropped would
         // read as altered, with nothing saying why.
         var seen = Set<String>()
-        for (id, _) in keys where !seen.insert(id).inserted { throw TokenEncryptionError.repeatedKeyID(id) }
+        for (id, _) in keys where !seen.insert(id).inserted { throw AuthKitError.encryption(.repeatedKeyID(id)) }
         self.currentKeyID = first.id
         self.keys = Dictionary(keys.map { ($0.id, $0.key) }, uniquingKeysWith: { first, _ in first })
     }
@@ -51,7 +51,7 @@ public struct TokenEncryption: Sendable {
         for part in text.split(separator: ",") {
             let pieces = part.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":", maxSplits: 1)
             guard pieces.count == 2, let bytes = Data(base64Encoded: String(pieces[1])) else {
-                throw TokenEncryptionError.unreadable
+                throw AuthKitError.encryption(.unreadable)
             }
             keys.append((String(pieces[0]), SymmetricKey(data: bytes)))
         }
@@ -82,48 +82,11 @@ public struct TokenEncryption: Sendable {
     }
 
     func open(_ sealed: Data, keyID: String, binding: String) throws -> Data {
-        guard let key = keys[keyID] else { throw TokenEncryptionError.unknownKey(id: keyID) }
+        guard let key = keys[keyID] else { throw AuthKitError.encryption(.unknownKey(id: keyID)) }
         do {
             return try AES.GCM.open(AES.GCM.SealedBox(combined: sealed), using: key, authenticating: Data(binding.utf8))
         } catch {
-            throw TokenEncryptionError.cannotOpen(id: keyID)
-        }
-    }
-}
-
-/// Why a ``TokenEncryption`` cannot be made, or a stored value not opened.
-public enum TokenEncryptionError: Error, Sendable, Hashable, CustomStringConvertible {
-    case noKey
-    case wrongKeySize(id: String, bits: Int)
-    case invalidKeyID(String)
-    case unreadable
-    /// Two keys were given the same id.
-    case repeatedKeyID(String)
-    /// A row sealed under a key id this process was not given.
-    case unknownKey(id: String)
-    /// The value does not open with its key: altered, moved from another
-    /// row, or a different key under the same id.
-    case cannotOpen(id: String)
-
-    public var description: String {
-        switch self {
-        case .noKey: "No encryption key was given; tokens are never stored in the clear."
-        // A long id may be a key given in its place (unpadded base64url
-        // passes as an id): named only when short, as ids are.
-        case .wrongKeySize(let id, let bits):
-            "The key \(id.count <= 16 ? "'\(id)'" : "whose id is \(id.count) characters long") has \(bits) bits; AES-256-GCM takes 256."
-        // Not repeated: what fails as an id may be a key given in its place.
-        case .invalidKeyID(let id):
-            "A key id (\(id.count) characters) is not 1–64 ASCII letters, digits, '-' or '_'; keys are written id:BASE64, the id first."
-        case .unreadable: "The keys are not written as id:BASE64[,id:BASE64…]."
-        case .repeatedKeyID(let id):
-            "Two keys have the id '\(String(id.prefix(64)))'; give each key its own id (a row records the id it was sealed under)."
-        // An id read from a row: whoever could write the row chose it (a
-        // line break in it forged a log line), so shown sanitized and short.
-        case .unknownKey(let id):
-            "A stored value is sealed under the key '\(DisplayText.sanitized(id, limit: 64))', which this process was not given; add it (after the current key)."
-        case .cannotOpen(let id):
-            "A stored value does not open with the key '\(DisplayText.sanitized(id, limit: 64))': it was altered or moved, or the key is not the one it was sealed with."
+            throw AuthKitError.encryption(.cannotOpen(id: keyID))
         }
     }
 }

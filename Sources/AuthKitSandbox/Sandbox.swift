@@ -38,7 +38,7 @@ public final class Sandbox: Sendable {
     /// (``SandboxOptions/standardClientSecret(for:)``): a descriptor that has
     /// the client sign `client_secret_jwt` assertions gets one long enough
     /// for HS256, in ``options`` and ``clientSettings`` too.
-    /// - Throws: ``SandboxError`` when it cannot listen on that port.
+    /// - Throws: ``AuthKit/AuthKitError/Code/portInUse`` (or ``AuthKit/AuthKitError/Code/cannotListen``) when it cannot listen on that port.
     /// - Parameter onEvent: called once per request, after it is answered,
     ///   with a line that holds no secret.
     public static func start(

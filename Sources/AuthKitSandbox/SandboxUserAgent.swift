@@ -86,7 +86,7 @@ public struct SandboxUserAgent: UserAgent {
     /// `state`, or `error=access_denied` when it does not ``approves`` (RFC 6749
     /// §4.1.2). That URL is the request your callback handler would receive.
     ///
-    /// Throws ``AuthKitError/Misuse/userAgentBrokeProtocol(_:)`` when the
+    /// Throws ``AuthKitError/Code/misuse`` when the
     /// sandbox shows an OAuth 1.0a PIN instead (an `oob` callback): there is
     /// no redirect to hand back.
     public func redirect(for authorizationURL: URL) async throws -> URL {

@@ -320,12 +320,12 @@ public final class WebSignIn: Sendable {
     ///   (Two starts sent at the same moment by a browser with no binding
     ///   yet each make one, and the browser keeps the last: the other
     ///   sign-in's callback is still refused so.)
-    /// - Throws: ``WebSignInError`` (unknown provider, a return path that is
+    /// - Throws: ``AuthKit/AuthKitError`` (unknown provider, a return path that is
     ///   not a path on this site), the client's errors, the store's.
     public func start(providerID: String, returnTo: String?, bindingCookie: String? = nil) async throws -> Started {
         try checkConfiguration()
-        guard let client = clients[providerID] else { throw WebSignInError.unknownProvider(providerID) }
-        guard let path = ReturnPath.checked(returnTo) else { throw WebSignInError.invalidReturnPath }
+        guard let client = clients[providerID] else { throw AuthKitError.webSignIn(.unknownProvider(providerID)) }
+        guard let path = ReturnPath.checked(returnTo) else { throw AuthKitError.webSignIn(.invalidReturnPath) }
         // Before anything is sent (a pushed authorization request), and
         // again on what was made.
         guard configuration.allowsProvidersWithoutCodeBinding || client.bindsCode() else {
@@ -381,7 +381,7 @@ public final class WebSignIn: Sendable {
     ///     session ends, as the new one replaces it in this browser. Left in
     ///     the store, it stayed valid (a copy of the old cookie still worked)
     ///     and no sign-out from this browser could reach it.
-    /// - Throws: ``WebSignInError`` (no such attempt: expired, replayed or
+    /// - Throws: ``AuthKit/AuthKitError`` (no such attempt: expired, replayed or
     ///   forged; another browser; no identity); AuthKit's errors for what the
     ///   provider answered (`authorizationFailed` when the user declined,
     ///   `idTokenRejected`, …); the stores'.
@@ -389,7 +389,7 @@ public final class WebSignIn: Sendable {
         providerID: String, query: String, bindingCookie: String?, sessionCookie: String? = nil
     ) async throws -> Finished {
         try checkConfiguration()
-        guard let client = clients[providerID] else { throw WebSignInError.unknownProvider(providerID) }
+        guard let client = clients[providerID] else { throw AuthKitError.webSignIn(.unknownProvider(providerID)) }
         // A query that does not decode (a `%` without two hex digits, in an
         // `error_description` say) is said as such: read as no `state`,
         // it was "expired, already finished or not started".
@@ -397,25 +397,25 @@ public final class WebSignIn: Sendable {
             throw AuthKitError.redirect(.malformed("the callback's query is not form-encoded"))
         }
         let states = parameters.filter { $0.0 == "state" }.map(\.1)
-        guard states.count == 1, let state = states.first else { throw WebSignInError.attemptNotFound }
+        guard states.count == 1, let state = states.first else { throw AuthKitError.webSignIn(.attemptNotFound) }
         let id = Self.digest(state)
         guard let callback = URL(string: redirectURI(for: providerID).absoluteString + "?" + query) else {
-            throw WebSignInError.attemptNotFound
+            throw AuthKitError.webSignIn(.attemptNotFound)
         }
         // Checked before it is taken: a callback from another browser, or at
         // another provider's path, removes nothing, so whoever learned the
         // `state` (a log, a referrer) cannot cancel the sign-in of the
         // browser that holds the binding cookie.
         guard let found = try await store.attempt(id: id, now: now()), found.providerID == providerID else {
-            throw WebSignInError.attemptNotFound
+            throw AuthKitError.webSignIn(.attemptNotFound)
         }
         guard let bindingCookie, ConstantTime.equals(Self.digest(bindingCookie), found.browserBinding) else {
-            throw WebSignInError.browserMismatch
+            throw AuthKitError.webSignIn(.browserMismatch)
         }
         // Taken once: of two callbacks at once (a replay), one gets it.
         guard let attempt = try await store.takeAttempt(id: id, now: now()),
             ConstantTime.equals(attempt.browserBinding, found.browserBinding)
-        else { throw WebSignInError.attemptNotFound }
+        else { throw AuthKitError.webSignIn(.attemptNotFound) }
         var credential = try await client.exchange(redirect: callback, pending: attempt.pending)
         let user: SignedInUser
         if let identity = credential.identity {
@@ -432,7 +432,7 @@ public final class WebSignIn: Sendable {
             // same user that brings no refresh token keeps this one's.
             credential.account = subject
         } else {
-            throw WebSignInError.noIdentity(providerID: providerID)
+            throw AuthKitError.webSignIn(.noIdentity(providerID: providerID))
         }
         credential.label = user.credentialKey.label
         try await credentials.saveSignIn(credential)
@@ -470,7 +470,9 @@ public final class WebSignIn: Sendable {
     /// The signed-in user's credential, refreshed when due (once across
     /// every instance that shares the credential store's refresh lock).
     public func credentialSource(for user: SignedInUser) throws -> CredentialSource {
-        guard let client = clients[user.providerID] else { throw WebSignInError.unknownProvider(user.providerID) }
+        guard let client = clients[user.providerID] else {
+            throw AuthKitError.webSignIn(.unknownProvider(user.providerID))
+        }
         return CredentialSource(authenticator: client, store: credentials, key: user.credentialKey)
     }
 
@@ -479,7 +481,9 @@ public final class WebSignIn: Sendable {
     /// Connect Core §5.3, its `sub` checked) where the descriptor has one,
     /// else its `whoAmI` answer, else `nil`.
     public func providerAnswer(for user: SignedInUser) async throws -> [String: JSONValue]? {
-        guard let client = clients[user.providerID] else { throw WebSignInError.unknownProvider(user.providerID) }
+        guard let client = clients[user.providerID] else {
+            throw AuthKitError.webSignIn(.unknownProvider(user.providerID))
+        }
         let credential = try await credentialSource(for: user).current()
         if client.descriptor.openID?.userInfoURL != nil, credential.identity != nil {
             return try await client.userInfo(credential).claims
@@ -499,7 +503,7 @@ public final class WebSignIn: Sendable {
         /// Why the grant was not revoked at the provider, when
         /// `revokeOnSignOut` asked for it: the provider could not be
         /// reached or refused (its error), or no client for it is
-        /// configured here any more (``WebSignInError/unknownProvider(_:)``).
+        /// configured here any more (``AuthKit/AuthKitError/Code/unknownProvider``).
         /// The credential is removed here all the same (kept, it would be
         /// kept for nobody), so the provider may still honour its refresh
         /// token until it expires: log it (the routes do), and the user can
@@ -519,17 +523,17 @@ public final class WebSignIn: Sendable {
     /// tab, swept) is cleared and nothing else is done: there is no session
     /// to hold a CSRF token, so no authority to end anything; answered
     /// "not signed in", the browser kept sending the dead cookie.
-    /// - Throws: ``WebSignInError/notSignedIn`` (no session cookie at all),
-    ///   ``WebSignInError/csrfRefused``.
+    /// - Throws: ``AuthKit/AuthKitError/Code/notSignedIn`` (no session cookie at all),
+    ///   ``AuthKit/AuthKitError/Code/csrfRefused``.
     public func signOut(cookie: String?, csrfToken: String?, origin: String?) async throws -> SignedOut {
-        guard let cookie else { throw WebSignInError.notSignedIn }
+        guard let cookie else { throw AuthKitError.webSignIn(.notSignedIn) }
         let cleared = WebCookie(name: configuration.sessionCookie, value: "", maxAge: 0, secure: secureCookies)
         guard let session = try await session(cookie: cookie) else { return SignedOut(cookies: [cleared]) }
         guard let csrfToken, ConstantTime.equals(csrfToken, session.csrfToken) else {
-            throw WebSignInError.csrfRefused
+            throw AuthKitError.webSignIn(.csrfRefused)
         }
         if let origin, origin != "null", !ExactText.same(origin, Self.origin(of: configuration.publicURL)) {
-            throw WebSignInError.csrfRefused
+            throw AuthKitError.webSignIn(.csrfRefused)
         }
         // This browser's session ends last: should ending the others, or the
         // credential, fail (a database away, a refresh holding the lock),
@@ -560,7 +564,7 @@ public final class WebSignIn: Sendable {
                     }
                 }
             } else {
-                revocationFailure = WebSignInError.unknownProvider(session.user.providerID)
+                revocationFailure = AuthKitError.webSignIn(.unknownProvider(session.user.providerID))
             }
             if !revoked { _ = try await CredentialSource.remove(session.user.credentialKey, from: credentials) }
             try await store.removeSessions(of: session.user)

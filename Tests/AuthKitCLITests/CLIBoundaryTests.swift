@@ -71,7 +71,7 @@ import Testing
         await #expect {
             try await Authorize.keep(Credential(providerID: "qiita", accessToken: "at"), in: store)
         } throws: { error in
-            guard case .store(let path, let reason) = error as? AuthKitError else { return false }
+            guard case .store(let path, let reason)? = error.authKitReason else { return false }
             return path.hasSuffix("not-a-directory")
                 && reason.detail.hasSuffix(
                     "The sign-in itself succeeded, but its credential was not kept: sign in again once the store can be written."

@@ -882,13 +882,13 @@ import Testing
         // Not framed as a failed request, and no event-loop internals.
         #expect(!result.stderr.contains("request") && !result.stderr.contains("bind("), "\(result.stderr)")
         // The library says the same, typed.
-        await #expect(throws: SandboxError.portInUse(port: port)) {
+        await #expect(throws: AuthKitError.sandbox(.portInUse(port: port))) {
             _ = try await Sandbox.start(
                 emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"),
                 options: SandboxOptions(port: port))
         }
         // A port that does not fit 16 bits: SwiftNIO would trap; the library refuses it.
-        await #expect(throws: SandboxError.cannotListen(port: 70000, reason: "not a TCP port (0–65535)")) {
+        await #expect(throws: AuthKitError.sandbox(.cannotListen(port: 70000, reason: "not a TCP port (0–65535)"))) {
             _ = try await Sandbox.start(
                 emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita"),
                 options: SandboxOptions(port: 70000))

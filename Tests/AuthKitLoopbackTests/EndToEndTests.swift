@@ -100,7 +100,7 @@ import Testing
         await #expect {
             try await client.authorize(using: agent)
         } throws: { error in
-            (error as? AuthKitError)?.isAccessDenied == true
+            (error as? AuthKitError)?.code == .accessDenied
         }
         #expect(server.requests.isEmpty) // no token request
         for _ in 0..<100 where page.value == nil { try await Task.sleep(for: .milliseconds(20)) }

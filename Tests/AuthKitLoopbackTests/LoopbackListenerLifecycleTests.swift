@@ -155,12 +155,12 @@ import Testing
         let attempt = TestAttempt(redirectURI: "http://127.0.0.1:\(port)/callback", flexible: false)
         let browser = BrowserSpy()
         let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
-        await #expect(throws: LoopbackError.portInUse(host: "127.0.0.1", port: port)) {
+        await #expect(throws: AuthKitError.loopback(.portInUse(host: "127.0.0.1", port: port))) {
             try await agent.run(attempt.session)
         }
         #expect(attempt.redirectURI == nil) // no authorization URL was built
         #expect(
-            "\(LoopbackError.portInUse(host: "127.0.0.1", port: port))".contains(
+            "\(AuthKitError.loopback(.portInUse(host: "127.0.0.1", port: port)))".contains(
                 "Port \(port) on 127.0.0.1 is already in use"))
     }
 
@@ -207,7 +207,7 @@ import Testing
         let (task, _) = try await start(agent, attempt, browser: browser)
         let listening = ListeningSockets(port: attempt.port)
         #expect(listening.sawOne)
-        await #expect(throws: LoopbackError.timedOut(after: .seconds(5))) { try await task.value }
+        await #expect(throws: AuthKitError.loopback(.timedOut(after: .seconds(5)))) { try await task.value }
         // Not a connection to the port: once freed, another test's listener may be given it.
         #expect(await listening.closedSoon(), "\(listening)")
     }
@@ -249,7 +249,7 @@ import Testing
         await #expect {
             try await agent.run(attempt.session)
         } throws: { error in
-            guard case AuthKitError.unusableRedirectURI(_, let reason) = error else { return false }
+            guard case .unusableRedirectURI(_, let reason)? = error.authKitReason else { return false }
             return reason.contains("127.0.0.1")
         }
         #expect(attempt.redirectURI == nil)

@@ -41,7 +41,7 @@ import Testing
             await #expect {
                 _ = try await client.exchange(verifier: "the-verifier", pending: pending)
             } throws: { error in
-                guard case AuthKitError.invalidResponse(_, let reason) = error else { return false }
+                guard case .invalidResponse(_, let reason)? = error.authKitReason else { return false }
                 return reason.kind == .invalidField("oauth_token") && !"\(error)".contains("\u{1B}")
             }
         }
@@ -100,7 +100,7 @@ import Testing
                 descriptor: Fixture.descriptor(baseURL: "https://example.com", accessTokenMethod: "get"),
                 settings: ClientSettings(clientID: Fixture.consumerKey, clientSecret: Fixture.consumerSecret))
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.first?.field == "oauth1.accessTokenMethod"
         }
     }
@@ -247,7 +247,7 @@ import Testing
             let error = await #expect(throws: AuthKitError.self) {
                 _ = try await client.startAuthorization(redirectURI: nil)
             }
-            guard case .invalidResponse(.requestToken, let reason)? = error else {
+            guard case .invalidResponse(.requestToken, let reason)? = error?.reason else {
                 Issue.record("unexpected \(String(describing: error))")
                 return
             }
@@ -264,7 +264,7 @@ import Testing
             let error = await #expect(throws: AuthKitError.self) {
                 _ = try await client.startAuthorization(redirectURI: nil)
             }
-            guard case .invalidResponse(.requestToken, let reason)? = error else {
+            guard case .invalidResponse(.requestToken, let reason)? = error?.reason else {
                 Issue.record("unexpected \(String(describing: error))")
                 return
             }
@@ -293,7 +293,7 @@ import Testing
                 let error = await #expect(throws: AuthKitError.self) {
                     _ = try await client.startAuthorization(redirectURI: nil)
                 }
-                guard case .invalidResponse(.requestToken, let reason)? = error else {
+                guard case .invalidResponse(.requestToken, let reason)? = error?.reason else {
                     Issue.record("\(reply): \(String(describing: error))")
                     continue
                 }
@@ -391,7 +391,7 @@ import Testing
             let missing = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(verifier: "v", pending: pending)
             }
-            guard case .invalidResponse(.accessToken, let reason)? = missing else {
+            guard case .invalidResponse(.accessToken, let reason)? = missing?.reason else {
                 Issue.record("unexpected \(String(describing: missing))")
                 return
             }
@@ -459,7 +459,7 @@ import Testing
                 return .redirect(answer, redirectURI: callback)
             }
             let error = await #expect(throws: AuthKitError.self) { _ = try await client.authorize(using: agent) }
-            #expect(error?.isAccessDenied == true)
+            #expect(error?.code == .accessDenied)
             #expect(server.requests.map(\.path) == ["/request_token"])
         }
     }
@@ -502,7 +502,7 @@ import Testing
                         expected: "http://127.0.0.1:5555/callback", received: "http://127.0.0.1:6666/callback")))
         // `denied` for another attempt's token is not this attempt's answer.
         #expect(check("http://127.0.0.1:5555/callback?denied=other-token") == .redirect(.requestTokenMismatch))
-        #expect(check("http://127.0.0.1:5555/callback?denied=request-token")?.isAccessDenied == true)
+        #expect(check("http://127.0.0.1:5555/callback?denied=request-token")?.code == .accessDenied)
         #expect(check("http://127.0.0.1:5555/callback?denied=request-token")?.description.contains("denied") == true)
     }
 
@@ -625,7 +625,7 @@ import Testing
             #expect {
                 _ = try client.authorize(URLRequest(url: try #require(URL(string: relative))), with: credential)
             } throws: { error in
-                guard case .misuse(.unsignableRequest(let detail)) = error as? AuthKitError else { return false }
+                guard case .misuse(.unsignableRequest(let detail))? = error.authKitReason else { return false }
                 return detail.contains("no absolute URL")
             }
         }
@@ -766,7 +766,7 @@ extension FlowTests {
                     "Signature mismatch. We computed it with the key consumer-SECRET-xyz& over POST&http…",
                     contentType: "text/plain", status: 200)
             }
-            guard case .invalidResponse(.requestToken, let reason)? = text else {
+            guard case .invalidResponse(.requestToken, let reason)? = text?.reason else {
                 Issue.record("\(String(describing: text))")
                 return
             }
@@ -809,7 +809,7 @@ extension FlowTests {
             let accessPlain = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(verifier: "v", pending: pending)
             }
-            guard case .invalidResponse(.accessToken, let plain)? = accessPlain else {
+            guard case .invalidResponse(.accessToken, let plain)? = accessPlain?.reason else {
                 Issue.record("\(String(describing: accessPlain))")
                 return
             }
@@ -832,7 +832,8 @@ extension FlowTests {
             do {
                 _ = try await client.startAuthorization(redirectURI: nil)
                 Issue.record("a reply without a token was taken")
-            } catch AuthKitError.invalidResponse(_, let reason) {
+            } catch let error as AuthKitError {
+                guard case .invalidResponse(_, let reason) = error.reason else { throw error }
                 #expect(reason.kind == .missingField("oauth_token"), "\(reason)")
                 #expect(reason.detail.contains("and 59990 more") && reason.detail.utf8.count < 1_000)
             }
@@ -970,7 +971,7 @@ extension FlowTests {
             let error = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(redirect: redirect, pending: pending)
             }
-            guard case .redirect(.unusableVerifier)? = error else {
+            guard case .redirect(.unusableVerifier)? = error?.reason else {
                 Issue.record("unexpected \(String(describing: error))")
                 return
             }
@@ -980,7 +981,7 @@ extension FlowTests {
             let passed = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(verifier: read, pending: pending)
             }
-            guard case .redirect(.unusableVerifier)? = passed else {
+            guard case .redirect(.unusableVerifier)? = passed?.reason else {
                 Issue.record("unexpected \(String(describing: passed))")
                 return
             }

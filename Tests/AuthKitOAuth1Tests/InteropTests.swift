@@ -103,7 +103,7 @@ struct InteropTests {
             let error = await #expect(throws: AuthKitError.self) {
                 _ = try await client.authorize(using: browserAgent(listener: listener))
             }
-            #expect(error?.isAccessDenied == true)
+            #expect(error?.code == .accessDenied)
         }
     }
 
@@ -115,7 +115,7 @@ struct InteropTests {
             let error = await #expect(throws: AuthKitError.self) {
                 _ = try await client.startAuthorization(redirectURI: nil)
             }
-            guard case .invalidResponse(.requestToken, _)? = error else {
+            guard case .invalidResponse(.requestToken, _)? = error?.reason else {
                 // oauthlib answers 401 with an empty body.
                 Issue.record("unexpected \(String(describing: error))")
                 return

@@ -8,7 +8,7 @@ import Testing
 @Suite struct TwitterDescriptorTests {
     @Test func bundledTwitterDescriptorIsValidAndDrivesTheClient() throws {
         let catalog = ProviderCatalog(includeBundled: true, directories: [])
-        #expect(catalog.problems["twitter"] == nil)
+        #expect(catalog.fileIssues["twitter"] == nil)
         let descriptor = try #require(catalog.entries["twitter"]?.descriptor)
         #expect(descriptor.protocol == .oauth1)
         let oauth1 = try #require(descriptor.oauth1)
@@ -35,7 +35,8 @@ import Testing
         #expect(throws: AuthKitError.self) { _ = try DescriptorLoader().decode(Data(json.utf8), file: "t.json") }
         do {
             _ = try DescriptorLoader().decode(Data(json.utf8), file: "t.json")
-        } catch AuthKitError.invalidFile(let issues) {
+        } catch let error as AuthKitError {
+            guard case .invalidFile(let issues) = error.reason else { throw error }
             #expect(issues.map(\.field) == ["oauth1.invalidateTokenURL"])
         }
     }
@@ -53,7 +54,7 @@ import Testing
         #expect {
             _ = try DescriptorLoader().decode(Data(json.utf8), file: "t.json")
         } throws: { error in
-            guard case .invalidFile(let issues) = error as? AuthKitError else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.map(\.field) == ["oauth1.authorizeURL", "oauth1.requestTokenParameters.oauth_callback"]
         }
     }

@@ -47,7 +47,7 @@ import Testing
             let credential = try await client.authorize(using: sandbox.userAgent())
             #expect(!credential.accessToken.isEmpty)
             await #expect { try await client.authorize(using: sandbox.userAgent(approving: false)) } throws: { error in
-                (error as? AuthKitError)?.isAccessDenied == true
+                (error as? AuthKitError)?.code == .accessDenied
             }
         }
     }
@@ -81,7 +81,7 @@ import Testing
                         _ = try await sandbox.userAgent().redirect(for: pinPage)
                     }
                 } throws: { error in
-                    guard case .misuse(.userAgentBrokeProtocol(let detail)) = error as? AuthKitError else {
+                    guard case .misuse(.userAgentBrokeProtocol(let detail))? = error.authKitReason else {
                         return false
                     }
                     return detail.contains("PIN")

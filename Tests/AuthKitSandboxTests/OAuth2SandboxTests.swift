@@ -80,7 +80,9 @@ import Testing
             await #expect {
                 _ = try await client.refresh(spent)
             } throws: { error in
-                guard case AuthKitError.signInRequired(_, .refreshRefused(let response)) = error else { return false }
+                guard case .signInRequired(_, .refreshRefused(let response))? = error.authKitReason else {
+                    return false
+                }
                 return response.code == "bad_refresh_token"
             }
         }
@@ -90,7 +92,7 @@ import Testing
         try await Sandbox.with(emulating: try bundled("github")) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             await #expect { try await client.authorize(using: sandbox.userAgent(approving: false)) } throws: { error in
-                (error as? AuthKitError)?.isAccessDenied == true
+                (error as? AuthKitError)?.code == .accessDenied
             }
         }
     }
@@ -529,7 +531,7 @@ import Testing
             settings.clientSecret = "a-wrong-one"
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: settings)
             await #expect { try await client.authorize(using: sandbox.userAgent()) } throws: { error in
-                guard case .providerError(_, let response)? = error as? AuthKitError else { return false }
+                guard case .providerError(_, let response)? = error.authKitReason else { return false }
                 return response.code == "invalid_client" && !"\(error)".contains("a-wrong-one")
             }
             // GitHub answers token errors with HTTP 200 (its descriptor's errorStatus).

@@ -83,7 +83,7 @@ import Testing
             await #expect {
                 try await client.authorize(using: sandbox.userAgent())
             } throws: { error in
-                guard case .idTokenRejected(_, let problem)? = error as? AuthKitError else { return false }
+                guard case .idTokenRejected(_, let problem)? = error.authKitReason else { return false }
                 switch (fault, problem) {
                 case (.unsigned, .algorithmNotAllowed("none")), (.unknownKey, .unknownKey),
                     (.wrongAudience, .audienceMismatch),

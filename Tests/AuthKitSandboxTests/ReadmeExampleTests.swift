@@ -18,7 +18,7 @@ import Testing
 
         // A user who says no is an error your code must handle.
         await #expect { try await client.authorize(using: sandbox.userAgent(approving: false)) } throws: { error in
-            (error as? AuthKitError)?.isAccessDenied == true
+            (error as? AuthKitError)?.code == .accessDenied
         }
     }
 }

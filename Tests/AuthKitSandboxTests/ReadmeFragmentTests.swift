@@ -33,7 +33,7 @@ import Testing
             // A user who says no comes back with access_denied, not a code.
             let denied = try await sandbox.userAgent(approving: false).redirect(for: try await backend.startSignIn())
             await #expect { try await backend.finishSignIn(callbackURL: denied) } throws: { error in
-                (error as? AuthKitError)?.isAccessDenied == true
+                (error as? AuthKitError)?.code == .accessDenied
             }
         }
     }

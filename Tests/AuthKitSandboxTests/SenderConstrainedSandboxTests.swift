@@ -53,7 +53,7 @@ import Testing
                 Issue.record("a refresh proving another key was answered")
             } catch {
                 let code: String? =
-                    switch error as? AuthKitError {
+                    switch error.authKitReason {
                     case .providerError(_, let response)?: response.code
                     case .signInRequired(_, .refreshRefused(let response))?: response.code
                     default: nil
@@ -184,7 +184,7 @@ import Testing
             await #expect {
                 _ = try await impostor.authorize(using: sandbox.userAgent())
             } throws: { error in
-                guard case AuthKitError.providerError(_, let response) = error else { return false }
+                guard case .providerError(_, let response)? = error.authKitReason else { return false }
                 return response.code == "invalid_client" && response.description?.contains("missing") != true
             }
         }
@@ -261,7 +261,7 @@ import Testing
             await #expect {
                 _ = try await impostor.clientCredentials()
             } throws: { error in
-                guard case AuthKitError.providerError(_, let response) = error else { return false }
+                guard case .providerError(_, let response)? = error.authKitReason else { return false }
                 return response.code == "invalid_client"
             }
         }

@@ -1,3 +1,4 @@
+import AuthKit
 import Crypto
 import Foundation
 import Testing
@@ -26,7 +27,7 @@ import Testing
         do {
             _ = try keys.open(sealed, keyID: forged, binding: "row")
             Issue.record("opened under an unknown key id")
-        } catch let error as TokenEncryptionError {
+        } catch let error as AuthKitError {
             let text = "\(error)"
             #expect(!text.contains("\n") && text.count < 300, "\(text.prefix(300))")
         }
@@ -36,7 +37,7 @@ import Testing
     /// every row it had sealed read as altered.
     @Test func twoKeysUnderOneIDAreRefused() {
         let text = TokenEncryption.newKeyText(id: "k1") + "," + TokenEncryption.newKeyText(id: "k1")
-        #expect(throws: TokenEncryptionError.repeatedKeyID("k1")) { try TokenEncryption(text: text) }
+        #expect(throws: AuthKitError.encryption(.repeatedKeyID("k1"))) { try TokenEncryption(text: text) }
     }
 
     /// Id and key swapped (`BASE64:key1`): the error said the "key" key1 had
@@ -47,8 +48,8 @@ import Testing
         do {
             _ = try TokenEncryption(text: keyText + ":key1") // "key1" reads as 3 bytes of base64
             Issue.record("a key was taken as an id")
-        } catch let error as TokenEncryptionError {
-            guard case .invalidKeyID = error else {
+        } catch let error as AuthKitError {
+            guard case .encryption(.invalidKeyID) = error.reason else {
                 Issue.record("\(error)")
                 return
             }
@@ -57,7 +58,7 @@ import Testing
         // Unpadded base64url passes as an id: the size error does not name it.
         let unpadded = keyText.replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
-        #expect(throws: TokenEncryptionError.self) { try TokenEncryption(text: unpadded + ":key1") }
+        #expect(throws: AuthKitError.self) { try TokenEncryption(text: unpadded + ":key1") }
         do {
             _ = try TokenEncryption(text: unpadded + ":key1")
         } catch {

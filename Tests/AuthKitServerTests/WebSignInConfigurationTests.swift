@@ -104,8 +104,11 @@ import Testing
         var refusal: String?
         do {
             _ = try await web.start(providerID: "qiita", returnTo: "/")
-        } catch AuthKitError.misuse(.invalidParameter(name: "configuration.allowsProvidersWithoutCodeBinding", let why))
-        {
+        } catch let error as AuthKitError {
+            guard
+                case .misuse(.invalidParameter(name: "configuration.allowsProvidersWithoutCodeBinding", let why)) =
+                    error.reason
+            else { throw error }
             refusal = why
         }
         #expect((refusal != nil) == !allowed)
@@ -147,8 +150,11 @@ import Testing
         var refusal: String?
         do {
             _ = try await web.start(providerID: "google", returnTo: "/")
-        } catch AuthKitError.misuse(.invalidParameter(name: "configuration.allowsProvidersWithoutCodeBinding", let why))
-        {
+        } catch let error as AuthKitError {
+            guard
+                case .misuse(.invalidParameter(name: "configuration.allowsProvidersWithoutCodeBinding", let why)) =
+                    error.reason
+            else { throw error }
             refusal = why
         }
         #expect(refusal?.contains("Add the openid scope") == true, "\(refusal ?? "not refused")")
@@ -190,7 +196,8 @@ import Testing
             var named: String?
             do {
                 _ = try await web.start(providerID: "google", returnTo: "/")
-            } catch AuthKitError.misuse(.invalidParameter(let refused, _)) {
+            } catch let error as AuthKitError {
+                guard case .misuse(.invalidParameter(let refused, _)) = error.reason else { throw error }
                 named = refused
             }
             #expect(named == name, "\(configuration)")

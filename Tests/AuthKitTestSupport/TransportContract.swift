@@ -549,7 +549,7 @@ public struct TransportContract: Sendable {
                 if response.body != bomb || bomb.count > Self.policy.maximumBodySize {
                     broken.append("returned \(response.body.count) bytes of a 2 GiB \(encoding) bomb as the answer")
                 }
-            } catch AuthKitError.responseTooLarge, AuthKitError.network {
+            } catch let error as AuthKitError where Self.isSizeOrNetwork(error) {
                 // refused at the cap while inflating, or refused unread
             } catch {
                 broken.append("a \(encoding) bomb ended with \(error), not a size or network error")
@@ -585,7 +585,10 @@ public struct TransportContract: Sendable {
         let response: IncomingResponse
         do {
             response = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
-        } catch AuthKitError.network {
+        } catch let error as AuthKitError {
+            guard case .network = error.reason else {
+                return ["folded header lines ended with \(error), not an answer or a network error"]
+            }
             return [] // refused: allowed
         } catch {
             return ["folded header lines ended with \(error), not an answer or a network error"]
@@ -704,10 +707,12 @@ public struct TransportContract: Sendable {
         // said "no connection", after trying again for 10 s).
         do {
             try await send()
-        } catch AuthKitError.network(_, let reason)
-            where reason.kind != .tlsFailure && !(retriesConnections && reason.kind == .timedOut)
-        {
-            broken.append("an untrusted certificate was said as \(reason.kind), not tlsFailure: \(reason.detail)")
+        } catch let error as AuthKitError {
+            if case .network(_, let reason) = error.reason,
+                reason.kind != .tlsFailure && !(retriesConnections && reason.kind == .timedOut)
+            {
+                broken.append("an untrusted certificate was said as \(reason.kind), not tlsFailure: \(reason.detail)")
+            }
         } catch {}
         if server.bytesReceived > 0 {
             broken.append("sent \(server.bytesReceived) bytes of the request to a server it could not trust")
@@ -776,7 +781,10 @@ public struct TransportContract: Sendable {
         do {
             _ = try await transport.send(request, step: .tokenExchange, policy: Self.policy)
             return ["a closed port answered"]
-        } catch AuthKitError.network(let url, let reason) {
+        } catch let error as AuthKitError {
+            guard case .network(let url, let reason) = error.reason else {
+                return ["a closed port ended with \(error), not a network error"]
+            }
             if url.contains("secret-code") { return ["the error shows the query: \(url)"] }
             if reason.kind == .connectionFailed || (retriesConnections && reason.kind == .timedOut) { return [] }
             return ["a closed port was said as \(reason.kind): \(reason.detail)"]
@@ -787,11 +795,21 @@ public struct TransportContract: Sendable {
 
     // MARK: - Expectations, in words
 
+    private static func isSizeOrNetwork(_ error: AuthKitError) -> Bool {
+        switch error.reason {
+        case .responseTooLarge, .network: true
+        default: false
+        }
+    }
+
     private func expect(tooLarge url: String, _ send: @Sendable () async throws -> Void) async -> [String] {
         do {
             try await send()
             return ["returned an answer from an endless body"]
-        } catch AuthKitError.responseTooLarge(let at, let limit) where at == url && limit == 1 << 20 {
+        } catch let error as AuthKitError {
+            guard case .responseTooLarge(let at, let limit) = error.reason, at == url && limit == 1 << 20 else {
+                return ["an endless body ended with \(error), not responseTooLarge at 1 MiB"]
+            }
             return []
         } catch {
             return ["an endless body ended with \(error), not responseTooLarge at 1 MiB"]
@@ -824,7 +842,8 @@ public struct TransportContract: Sendable {
         do {
             try await send()
             return ["returned an answer instead of \(what)"]
-        } catch AuthKitError.network(_, let reason) {
+        } catch let error as AuthKitError {
+            guard case .network(_, let reason) = error.reason else { return ["ended with \(error), not \(what)"] }
             if let problem = wrong(reason) { return [problem] }
             let elapsed = ContinuousClock.now - started
             return elapsed < .seconds(15) ? [] : ["took \(elapsed) to end with \(what)"]

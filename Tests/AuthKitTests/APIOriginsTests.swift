@@ -212,7 +212,7 @@ import Testing
             #expect {
                 try descriptor(api)
             } throws: { error in
-                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                guard case .invalidFile(let issues)? = error.authKitReason else { return false }
                 return issues.contains { $0.field == field && $0.problem.contains(problem) }
             }
         }
@@ -287,7 +287,7 @@ import Testing
             _ = try await source(host: "evil.example").send(
                 HTTPRequest(method: .get, url: URL(string: "https://evil.example/api/v4/user")!))
         } throws: { error in
-            guard case AuthKitError.outsideProviderAPI(_, _, let origins) = error else { return false }
+            guard case .outsideProviderAPI(_, _, let origins)? = error.authKitReason else { return false }
             return origins == ["https://git.example.com"]
         }
         #expect(transport.count == 0)

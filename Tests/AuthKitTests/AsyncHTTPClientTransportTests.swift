@@ -61,7 +61,7 @@ import Testing
             await #expect {
                 _ = try await AsyncHTTPClientTransport().send(request, body: nil)
             } throws: { error in
-                guard case AuthKitError.network(_, .malformedAnswer(let detail)) = error else { return false }
+                guard case .network(_, .malformedAnswer(let detail))? = error.authKitReason else { return false }
                 return detail.contains("'gzip'-encoded body")
             }
             #expect(server.requests.first?.header("Accept-Encoding") == "identity")

@@ -70,7 +70,7 @@ import Testing
             await #expect {
                 try await client.authorize(using: agent)
             } throws: { error in
-                (error as? AuthKitError)?.isAccessDenied == true && "\(error)".contains("User declined")
+                (error as? AuthKitError)?.code == .accessDenied && "\(error)".contains("User declined")
             }
             #expect(server.requests.isEmpty)
         }

@@ -76,7 +76,7 @@ import Testing
         await #expect {
             try await client("instagram").startAuthorization(redirectURI: URL(string: "http://127.0.0.1:5000/callback"))
         } throws: { error in
-            guard case AuthKitError.unusableRedirectURI(_, let text) = error else { return false }
+            guard case .unusableRedirectURI(_, let text)? = error.authKitReason else { return false }
             return text.contains("only accepts https") && text.contains("https://localhost/callback")
         }
         #expect(
@@ -98,7 +98,7 @@ import Testing
             await #expect("\(configured)") {
                 try await client("github", settings: ClientSettings(clientID: "the-client", redirectURI: configured))
             } throws: { error in
-                guard case AuthKitError.unusableRedirectURI(_, let reason) = error else { return false }
+                guard case .unusableRedirectURI(_, let reason)? = error.authKitReason else { return false }
                 return reason.contains(expected) && reason.contains("AUTHKIT_GITHUB_REDIRECT_URI")
             }
         }
@@ -168,7 +168,7 @@ import Testing
             await #expect {
                 try await client("github").startAuthorization(additionalParameters: ["response_mode": mode])
             } throws: { error in
-                guard case AuthKitError.misuse(.invalidParameter("response_mode", let problem)) = error else {
+                guard case .misuse(.invalidParameter("response_mode", let problem))? = error.authKitReason else {
                     return false
                 }
                 return problem.contains("'\(mode)'") && problem.contains("query")
@@ -191,7 +191,7 @@ import Testing
             #expect {
                 _ = try DescriptorLoader().decode(Data(json.utf8), file: "/tmp/modes.json")
             } throws: { error in
-                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                guard case .invalidFile(let issues)? = error.authKitReason else { return false }
                 return issues.contains { $0.field == field && $0.problem.contains("set it to 'query'") }
             }
         }
@@ -339,7 +339,7 @@ import Testing
         #expect {
             try OAuth2Client(descriptor: team, settings: ClientSettings(clientID: "c"))
         } throws: { error in
-            guard case AuthKitError.missingSetting(let provider, let setting) = error else { return false }
+            guard case .missingSetting(let provider, let setting)? = error.authKitReason else { return false }
             return provider == "qiita-team" && setting == .placeholder(name: "team", usedIn: "authorization.url")
                 && "\(error)".contains("AUTHKIT_QIITA_TEAM_TEAM")
         }
@@ -369,7 +369,7 @@ import Testing
         await #expect {
             _ = try await local.exchange(code: "code", pending: pending)
         } throws: { error in
-            guard case AuthKitError.network(let url, _) = error else { return false }
+            guard case .network(let url, _)? = error.authKitReason else { return false }
             return url == "https://127.0.0.1:1/gitlab/oauth/token"
         }
 
@@ -382,8 +382,8 @@ import Testing
                     descriptor: gitlab, settings: ClientSettings(clientID: "c", placeholders: ["host": hostile]))
             } throws: { error in
                 guard
-                    case AuthKitError.invalidSetting(
-                        "gitlab-self-managed", .placeholder(name: "host", _), let problem) = error
+                    case .invalidSetting(
+                        "gitlab-self-managed", .placeholder(name: "host", _), let problem)? = error.authKitReason
                 else { return false }
                 return problem.hasPrefix("'\(hostile)' holds '")
                     && "\(error)".contains("the value for {host} (used in the endpoint URLs) cannot be used")
@@ -404,7 +404,7 @@ import Testing
                     descriptor: team,
                     settings: ClientSettings(clientID: "c", clientSecret: "the-secret", placeholders: ["team": value]))
             } throws: { error in
-                guard case AuthKitError.invalidSetting("qiita-team", .placeholder(name: "team", _), _) = error else {
+                guard case .invalidSetting("qiita-team", .placeholder(name: "team", _), _)? = error.authKitReason else {
                     return false
                 }
                 return !"\(error)".contains("the-secret")
@@ -467,7 +467,7 @@ import Testing
         #expect {
             try UserConfiguration.load(home: home)
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.first?.file.hasSuffix("config.json") == true
                 && issues.first?.field == "providers.qiita.clientID"
         }
@@ -486,7 +486,7 @@ import Testing
         #expect {
             try UserConfiguration.load(home: home)
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.map(\.problem) == [
                 #"'repo user' is several scopes; list each on its own: "repo", "user"."#,
                 #"'a\u{A}b' holds a control character, a non-ASCII one, '"' or '\', which no scope has (RFC 6749 §3.3)."#,

@@ -35,7 +35,8 @@ import Testing
         do {
             _ = try DescriptorLoader().load(contentsOf: url)
             Issue.record("\(file) was accepted")
-        } catch AuthKitError.invalidFile(let issues) {
+        } catch let error as AuthKitError {
+            guard case .invalidFile(let issues) = error.reason else { throw error }
             #expect(issues.allSatisfy { $0.file == url.path })
             let match = issues.first {
                 $0.field == expected.field && (expected.contains.isEmpty || $0.problem.contains(expected.contains))
@@ -72,21 +73,25 @@ import Testing
         let outcome: String
         do {
             outcome = "code:" + (try RedirectParser().code(from: item.url, for: pending))
-        } catch AuthKitError.redirect(let error) {
-            switch error {
-            case .unexpectedTarget: outcome = "unexpectedTarget"
-            case .malformed: outcome = "malformed"
-            case .duplicateParameter(let name): outcome = "duplicateParameter:\(name)"
-            case .missingState: outcome = "missingState"
-            case .stateMismatch: outcome = "stateMismatch"
-            case .issuerMismatch: outcome = "issuerMismatch"
-            case .missingIssuer: outcome = "missingIssuer"
-            case .missingCode: outcome = "missingCode"
-            case .missingRequestToken, .requestTokenMismatch, .missingVerifier, .outOfBandAttempt, .unusableVerifier:
-                outcome = "oauth1:\(error)"
+        } catch let error as AuthKitError {
+            switch error.reason {
+            case .redirect(let error):
+                switch error {
+                case .unexpectedTarget: outcome = "unexpectedTarget"
+                case .malformed: outcome = "malformed"
+                case .duplicateParameter(let name): outcome = "duplicateParameter:\(name)"
+                case .missingState: outcome = "missingState"
+                case .stateMismatch: outcome = "stateMismatch"
+                case .issuerMismatch: outcome = "issuerMismatch"
+                case .missingIssuer: outcome = "missingIssuer"
+                case .missingCode: outcome = "missingCode"
+                case .missingRequestToken, .requestTokenMismatch, .missingVerifier, .outOfBandAttempt,
+                    .unusableVerifier:
+                    outcome = "oauth1:\(error)"
+                }
+            case .authorizationFailed(let response): outcome = "authorizationFailed:\(response.code)"
+            default: throw error
             }
-        } catch AuthKitError.authorizationFailed(let response) {
-            outcome = "authorizationFailed:\(response.code)"
         }
         #expect(outcome == item.expect, "\(item.note)")
     }
@@ -127,10 +132,12 @@ import Testing
         let outcome: String
         do {
             outcome = "ok:" + (try TokenResponseParser().parse(item.response).accessToken)
-        } catch AuthKitError.providerError(_, let response) {
-            outcome = "providerError:\(response.code)"
-        } catch AuthKitError.invalidResponse(_, let reason) {
-            outcome = "invalidResponse:\(reason)"
+        } catch let error as AuthKitError {
+            switch error.reason {
+            case .providerError(_, let response): outcome = "providerError:\(response.code)"
+            case .invalidResponse(_, let reason): outcome = "invalidResponse:\(reason)"
+            default: throw error
+            }
         }
         if item.expect.hasPrefix("invalidResponse:") {
             #expect(

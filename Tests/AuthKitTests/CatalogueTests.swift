@@ -11,7 +11,7 @@ import Testing
 
     @Test func atLeastThirtyProvidersEachCitingItsDocumentation() throws {
         let catalog = ProviderCatalog(includeBundled: true, directories: [])
-        #expect(catalog.problems.isEmpty, "\(catalog.problems)")
+        #expect(catalog.fileIssues.isEmpty, "\(catalog.fileIssues)")
         #expect(catalog.ids.count >= 30)
         for id in catalog.ids {
             let descriptor = try #require(catalog.entries[id]?.descriptor)
@@ -102,7 +102,7 @@ import Testing
             await #expect {
                 try await client.exchange(code: "c", pending: pending)
             } throws: { error in
-                guard case AuthKitError.providerError(.tokenExchange, let response) = error else { return false }
+                guard case .providerError(.tokenExchange, let response)? = error.authKitReason else { return false }
                 return response.code == "invalid_code"
             }
             // So do its revocation's (auth.revoke): reported, so the credential is kept, not deleted as revoked.
@@ -110,7 +110,7 @@ import Testing
             await #expect {
                 try await client.revoke(credential)
             } throws: { error in
-                guard case AuthKitError.providerError(.revocation, let response) = error else { return false }
+                guard case .providerError(.revocation, let response)? = error.authKitReason else { return false }
                 return response.code == "invalid_auth"
             }
             #expect(server.requests.last?.header("Authorization") == "Bearer xoxp-1234")

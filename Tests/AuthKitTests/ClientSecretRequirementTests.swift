@@ -24,7 +24,7 @@ import Testing
     }
 
     static func isMissingSecret(_ error: any Error) -> Bool {
-        guard case .missingSetting(let provider, .clientSecret) = error as? AuthKitError else { return false }
+        guard case .missingSetting(let provider, .clientSecret)? = error.authKitReason else { return false }
         return provider == "strict"
     }
 

@@ -110,7 +110,7 @@ import Testing
         await #expect {
             _ = try await store.credential(for: CredentialKey(providerID: "qiita"))
         } throws: { error in
-            guard case AuthKitError.store(let path, _) = error else { return false }
+            guard case .store(let path, _)? = error.authKitReason else { return false }
             return path == store.fileURL.path
         }
         // Not there at all: nothing stored.
@@ -165,7 +165,7 @@ import Testing
             await #expect {
                 try await store.save(credential("qiita"))
             } throws: { error in
-                guard case AuthKitError.store(_, .notSaved(let detail)) = error else { return false }
+                guard case .store(_, .notSaved(let detail))? = error.authKitReason else { return false }
                 return detail.contains("Read-only file system")
             }
         }
@@ -222,7 +222,7 @@ import Testing
         await #expect {
             try await store.allCredentials()
         } throws: { error in
-            guard case .store(_, let reason)? = error as? AuthKitError else { return false }
+            guard case .store(_, let reason)? = error.authKitReason else { return false }
             return reason.detail.contains("is a symbolic link")
         }
         #expect(try mode(target.path) == 0o644)
@@ -263,7 +263,10 @@ import Testing
             do {
                 try await body()
                 return nil
-            } catch AuthKitError.store(let path, let reason) {
+            } catch let error as AuthKitError {
+                guard case .store(let path, let reason) = error.reason else {
+                    return "\(error)"
+                }
                 return path == store.fileURL.path ? reason.detail : "another path: \(path)"
             } catch { return "\(error)" }
         }
@@ -273,7 +276,7 @@ import Testing
         await #expect {
             _ = try await store.allCredentials()
         } throws: { error in
-            guard case AuthKitError.store(_, let reason) = error else { return false }
+            guard case .store(_, let reason)? = error.authKitReason else { return false }
             return reason.kind == .writableByOthers
         }
         #expect(
@@ -337,7 +340,7 @@ import Testing
         await #expect {
             _ = try await store.allCredentials()
         } throws: { error in
-            guard case AuthKitError.store(_, let reason) = error else { return false }
+            guard case .store(_, let reason)? = error.authKitReason else { return false }
             return reason.kind == .writableByOthers
                 && reason.detail.hasPrefix("every user can write to its directory \(outer.path) (mode 0777)")
         }
@@ -507,7 +510,7 @@ import Testing
             await #expect {
                 _ = try await store.allCredentials()
             } throws: { error in
-                guard case AuthKitError.store(_, let reason) = error else { return false }
+                guard case .store(_, let reason)? = error.authKitReason else { return false }
                 return reason.detail.contains(expected) && !reason.detail.contains("ProtocolKind")
             }
         }
@@ -563,7 +566,7 @@ import Testing
             await #expect {
                 try await store.save(credential("github"))
             } throws: { error in
-                guard case AuthKitError.store(let path, let reason) = error else { return false }
+                guard case .store(let path, let reason)? = error.authKitReason else { return false }
                 return path == store.fileURL.path && reason.detail.contains(expected)
                     && reason.detail.contains("left untouched")
             }
@@ -751,7 +754,7 @@ import Testing
         await #expect {
             try await store.save(hostile)
         } throws: { error in
-            guard case AuthKitError.store(let path, .notSaved(let detail)) = error else { return false }
+            guard case .store(let path, .notSaved(let detail))? = error.authKitReason else { return false }
             return path == store.fileURL.path && detail.contains("the credential for hostile (work)")
                 && detail.contains("nest deeper than the 128 levels") && detail.contains("left as it was")
         }
@@ -777,7 +780,7 @@ import Testing
         await #expect {
             try await store.save(credential("github"))
         } throws: { error in
-            guard case AuthKitError.store(let path, let reason) = error else { return false }
+            guard case .store(let path, let reason)? = error.authKitReason else { return false }
             return path == file.path && reason.detail.contains("left untouched")
         }
         #expect(try Data(contentsOf: file) == garbage)
@@ -909,7 +912,8 @@ import Testing
             do {
                 try await operation()
                 return nil
-            } catch AuthKitError.store(let path, let reason) where path == file.path {
+            } catch let error as AuthKitError {
+                guard case .store(let path, let reason) = error.reason, path == file.path else { return "\(error)" }
                 return reason.detail
             } catch { return "\(error)" }
         }
@@ -947,7 +951,10 @@ import Testing
             do {
                 try await operation()
                 return "no error"
-            } catch AuthKitError.store(_, let reason) { return reason.detail } catch { return "\(error)" }
+            } catch let error as AuthKitError {
+                guard case .store(_, let reason) = error.reason else { return "\(error)" }
+                return reason.detail
+            } catch { return "\(error)" }
         }
         let link =
             "is a symbolic link, which is not followed (a lock file is only ever a file authkit made); remove it."

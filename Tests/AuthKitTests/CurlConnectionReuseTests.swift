@@ -108,7 +108,7 @@
                             HTTPRequest(method: .get, url: URL(string: server.baseURL + path)!), body: nil)
                         for try await _ in body {}
                     } throws: { error in
-                        guard case AuthKitError.network(_, let reason) = error else { return false }
+                        guard case .network(_, let reason)? = error.authKitReason else { return false }
                         return reason.detail == expected
                     }
                 }

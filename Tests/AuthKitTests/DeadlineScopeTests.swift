@@ -28,7 +28,7 @@ import Testing
                 .milliseconds(200), display: "https://as.test/token", stoppedBy: .stoppingItsTransfers
             ) { try await Self.neverAnswering() }
         } throws: { error in
-            guard case AuthKitError.network(let url, let reason) = error else { return false }
+            guard case .network(let url, let reason)? = error.authKitReason else { return false }
             return url == "https://as.test/token" && reason.kind == .timedOut && reason.detail.contains("within 200 ms")
         }
         // Loose: the suites run in parallel on two cores. Without the stop,
@@ -51,7 +51,7 @@ import Testing
                 }
             }
         } throws: { error in
-            guard case AuthKitError.network(let url, let reason) = error else { return false }
+            guard case .network(let url, let reason)? = error.authKitReason else { return false }
             return url == "outer" && reason.kind == .timedOut
         }
         #expect(ContinuousClock.now - started < .seconds(120))
@@ -130,7 +130,7 @@ import Testing
                     _ = try await source.send(
                         HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/me")!), deadline: .seconds(1))
                 } throws: { error in
-                    guard case AuthKitError.network(_, let reason) = error else { return false }
+                    guard case .network(_, let reason)? = error.authKitReason else { return false }
                     return reason.kind == .timedOut && reason.detail.contains("within 1 s")
                 }
                 // Well before the server's 30 s (and the transport's 30 s of silence).
@@ -155,7 +155,7 @@ import Testing
                 await #expect {
                     for try await chunk in body { read += chunk.count }
                 } throws: { error in
-                    guard case AuthKitError.network(_, let reason) = error else { return false }
+                    guard case .network(_, let reason)? = error.authKitReason else { return false }
                     return reason.kind == .timedOut && reason.detail.contains("within 5 s")
                 }
                 #expect(read > 0, "the body's first bytes were read before the deadline")

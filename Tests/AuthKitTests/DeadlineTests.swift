@@ -15,7 +15,7 @@ import Testing
                 return 1
             }
         } throws: { error in
-            guard case AuthKitError.network(let url, let reason) = error else { return false }
+            guard case .network(let url, let reason)? = error.authKitReason else { return false }
             return url == "https://as.test/token" && reason.kind == .timedOut && reason.detail.contains("within 200 ms")
         }
         // The error proves the deadline ended it; the bound is loose because
@@ -374,7 +374,7 @@ import Testing
                 }
             }
         } throws: { error in
-            guard case AuthKitError.network(let url, let reason) = error else { return false }
+            guard case .network(let url, let reason)? = error.authKitReason else { return false }
             return url == "https://as.test/token" && reason.kind == .timedOut
         }
         #expect(inTheRefreshsTask.current == true, "the request ran in a task of its own")
@@ -401,7 +401,7 @@ import Testing
             }
         }
         #expect(refreshed.accessToken == "after")
-        guard case AuthKitError.network(let url, let reason) = try #require(inner.current) else {
+        guard case .network(let url, let reason)? = try #require(inner.current).authKitReason else {
             Issue.record("the inner deadline ended with \(String(describing: inner.current))")
             return
         }

@@ -175,7 +175,7 @@ import Testing
         let error = try #require(throws: AuthKitError.self) {
             _ = try ProviderDescriptor(json: Data(json.utf8), source: "acme.json")
         }
-        guard case .invalidFile(let issues) = error else {
+        guard case .invalidFile(let issues) = error.reason else {
             Issue.record("\(error)")
             return
         }
@@ -196,7 +196,7 @@ import Testing
         let error = try #require(throws: AuthKitError.self) {
             _ = try ProviderDescriptor(json: Data(json.utf8), source: "x.json")
         }
-        guard case .invalidFile(let issues) = error else {
+        guard case .invalidFile(let issues) = error.reason else {
             Issue.record("not a file's problems: \(error)")
             return
         }

@@ -20,7 +20,11 @@ import Testing
         do {
             _ = try DescriptorLoader().decode(Data(json.utf8), file: file)
             return []
-        } catch AuthKitError.invalidFile(let issues) {
+        } catch let error as AuthKitError {
+            guard case .invalidFile(let issues) = error.reason else {
+                Issue.record("unexpected error \(error)")
+                return []
+            }
             return issues
         } catch {
             Issue.record("unexpected error \(error)")
@@ -536,7 +540,7 @@ import Testing
         #expect {
             try catalog.descriptor(id: "qiita")
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.first?.file.hasSuffix("qiita.json") == true
                 && issues.first?.problem.contains("not valid JSON") == true
         }
@@ -547,7 +551,7 @@ import Testing
         #expect {
             try catalog.descriptor(id: "quiita")
         } throws: { error in
-            guard case AuthKitError.unknownProvider(let id, let suggestions) = error else { return false }
+            guard case .unknownProvider(let id, let suggestions)? = error.authKitReason else { return false }
             return id == "quiita" && suggestions.first == "qiita"
         }
         #expect(catalog.suggestions(for: "instagam") == ["instagram"])

@@ -166,7 +166,9 @@ import Testing
             await #expect {
                 _ = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { shown.append($0) }
             } throws: { error in
-                guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
+                guard case .invalidResponse(.deviceAuthorization, let reason)? = error.authKitReason else {
+                    return false
+                }
                 return reason.detail.contains("its \(field) ") && reason.detail.contains("not an https page")
             }
             #expect(shown.all.isEmpty && server.requests(to: "/token").isEmpty)
@@ -209,7 +211,7 @@ import Testing
                 await #expect {
                     _ = try await client.startDeviceAuthorization()
                 } throws: { error in
-                    guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else {
+                    guard case .invalidResponse(.deviceAuthorization, let reason)? = error.authKitReason else {
                         return false
                     }
                     return reason.detail.contains("repeats a secret")
@@ -243,7 +245,7 @@ import Testing
             client.deviceSleep = { try await clock.sleep($0) }
 
             func isNoAuthorizationEndpoint(_ error: any Error) -> Bool {
-                guard case AuthKitError.notSupported("tv", .authorizationCodeGrant) = error else { return false }
+                guard case .notSupported("tv", .authorizationCodeGrant)? = error.authKitReason else { return false }
                 return "\(error)".contains("device grant") && "\(error)".contains("authorizeWithDeviceCode")
             }
             await #expect(performing: { _ = try await client.startAuthorization() }, throws: isNoAuthorizationEndpoint)
@@ -379,7 +381,7 @@ import Testing
                     _ in
                 }
             }
-            guard case .invalidResponse(.devicePolling, let reason)? = error else {
+            guard case .invalidResponse(.devicePolling, let reason)? = error?.reason else {
                 Issue.record("not the server's own error: \(String(describing: error))")
                 return
             }
@@ -394,7 +396,7 @@ import Testing
                     options: AuthorizationOptions()
                 ) { _ in }
             }
-            #expect(denied?.isAccessDenied == true)
+            #expect(denied?.code == .accessDenied)
         }
     }
 
@@ -416,7 +418,7 @@ import Testing
                     _ in
                 }
             }
-            #expect(error?.isAccessDenied == true)
+            #expect(error?.code == .accessDenied)
         }
     }
 
@@ -433,7 +435,7 @@ import Testing
                     _ in
                 }
             }
-            guard case .invalidResponse(.devicePolling, let reason)? = error else {
+            guard case .invalidResponse(.devicePolling, let reason)? = error?.reason else {
                 Issue.record("not an unusable poll answer: \(String(describing: error))")
                 return
             }
@@ -450,7 +452,7 @@ import Testing
                     options: AuthorizationOptions()
                 ) { _ in }
             } throws: { error in
-                guard case AuthKitError.providerError(.devicePolling, let response) = error else { return false }
+                guard case .providerError(.devicePolling, let response)? = error.authKitReason else { return false }
                 return response.code == "expired_token"
             }
         }
@@ -468,7 +470,7 @@ import Testing
             }
             #expect(server.requests(to: "/token").count == 2)
             // The same step as the provider's expired_token: a caller matching one matches both.
-            guard case .providerError(.devicePolling, let response)? = error as? AuthKitError else {
+            guard case .providerError(.devicePolling, let response)? = error?.reason else {
                 Issue.record("\(String(describing: error))")
                 return
             }
@@ -501,7 +503,7 @@ import Testing
                         options: AuthorizationOptions()
                     ) { _ in }
                 } throws: { error in
-                    guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else {
+                    guard case .invalidResponse(.deviceAuthorization, let reason)? = error.authKitReason else {
                         return false
                     }
                     // Present but out of range: said so, not "it lacks … expires_in".
@@ -521,8 +523,8 @@ import Testing
                 }
             } throws: { error in
                 guard
-                    case AuthKitError.invalidResponse(.deviceAuthorization, .invalidField("interval", let detail)) =
-                        error
+                    case .invalidResponse(.deviceAuthorization, .invalidField("interval", let detail))? =
+                        error.authKitReason
                 else { return false }
                 return detail.contains("no poll could be sent")
             }
@@ -694,14 +696,16 @@ import Testing
             await #expect {
                 _ = try await client.refresh(credential)
             } throws: { error in
-                guard case AuthKitError.signInRequired(_, .refreshRefused(let response)) = error else { return false }
+                guard case .signInRequired(_, .refreshRefused(let response))? = error.authKitReason else {
+                    return false
+                }
                 return response.code == "Invalid refresh token"
             }
         }
     }
 
     /// Microsoft's device flow says the user declined with
-    /// `authorization_declined`: a refusal (``AuthKitError/isAccessDenied``),
+    /// `authorization_declined`: a refusal (``AuthKitError/Code/accessDenied``),
     /// as RFC 8628's `access_denied` is, not a provider's failure.
     @Test func microsoftsDeclineIsADenial() async throws {
         try await withServer { server in
@@ -711,11 +715,11 @@ import Testing
                     options: AuthorizationOptions()
                 ) { _ in }
             }
-            guard case .authorizationFailed(let response)? = error else {
+            guard case .authorizationFailed(let response)? = error?.reason else {
                 Issue.record("\(String(describing: error))")
                 return
             }
-            #expect(response.code == "authorization_declined" && error?.isAccessDenied == true)
+            #expect(response.code == "authorization_declined" && error?.code == .accessDenied)
         }
     }
 
@@ -734,7 +738,9 @@ import Testing
             await #expect {
                 _ = try await client(server, clock: FakeClock()).startDeviceAuthorization()
             } throws: { error in
-                guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
+                guard case .invalidResponse(.deviceAuthorization, let reason)? = error.authKitReason else {
+                    return false
+                }
                 return reason.detail.hasPrefix("it lacks user_code, expires_in; RFC 8628 §3.2 requires each")
                     && reason.detail.contains("'device_code', 'verification_uri'")
             }
@@ -774,7 +780,9 @@ import Testing
             await #expect {
                 _ = try await client(server, clock: FakeClock()).startDeviceAuthorization()
             } throws: { error in
-                guard case AuthKitError.invalidResponse(.deviceAuthorization, let reason) = error else { return false }
+                guard case .invalidResponse(.deviceAuthorization, let reason)? = error.authKitReason else {
+                    return false
+                }
                 return reason.detail.contains(expected) && !reason.detail.contains("lacks")
             }
         }

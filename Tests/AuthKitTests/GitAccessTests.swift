@@ -65,7 +65,8 @@ import Testing
             #expect(throws: (any Error).self, "\(section)") { try Self.descriptor(section, protocol: kind) }
             do {
                 _ = try Self.descriptor(section, protocol: kind)
-            } catch AuthKitError.invalidFile(let issues) {
+            } catch let error as AuthKitError {
+                guard case .invalidFile(let issues) = error.reason else { throw error }
                 #expect(issues.contains { $0.field == field && $0.problem.contains(problem) }, "\(section): \(issues)")
             }
         }

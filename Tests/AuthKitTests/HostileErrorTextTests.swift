@@ -213,7 +213,7 @@ import Testing
             let error = #expect(throws: AuthKitError.self) {
                 try client.authorizationCode(from: redirect, pending: pending)
             }
-            guard case .authorizationFailed(let response)? = error else {
+            guard case .authorizationFailed(let response)? = error?.reason else {
                 Issue.record("\(String(describing: error))")
                 continue
             }

@@ -433,7 +433,7 @@ import Testing
         await #expect {
             _ = try await client.exchange(code: "the-code", pending: pending)
         } throws: { error in
-            guard case AuthKitError.network(_, let reason) = error else { return false }
+            guard case .network(_, let reason)? = error.authKitReason else { return false }
             return reason.kind == .malformedAnswer
         }
     }

@@ -85,7 +85,7 @@ import Testing
         await #expect {
             try await lock.withLock("k", timeout: .milliseconds(100), what: "the refresh of x") { 1 }
         } throws: { error in
-            guard case AuthKitError.store(let path, let reason) = error else { return false }
+            guard case .store(let path, let reason)? = error.authKitReason else { return false }
             return path == "the refresh of x" && reason.kind == .busy
         }
         // Another key is not held.

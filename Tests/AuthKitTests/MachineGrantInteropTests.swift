@@ -44,7 +44,7 @@ struct MachineGrantInteropTests {
         await #expect {
             _ = try await client.exchangeToken(exchanged.accessToken, scopes: ["write"])
         } throws: { error in
-            guard case AuthKitError.providerError(_, let response) = error else { return false }
+            guard case .providerError(_, let response)? = error.authKitReason else { return false }
             return response.code == "invalid_scope"
         }
 

@@ -110,7 +110,8 @@ import Testing
             do {
                 _ = try await client.exchange(code: "c-1", pending: pending)
                 Issue.record("a redirect was followed")
-            } catch AuthKitError.redirectNotFollowed(_, let status, let location) {
+            } catch let error as AuthKitError {
+                guard case .redirectNotFollowed(_, let status, let location) = error.reason else { throw error }
                 #expect(status == 302 && !location.contains(secret) && location.contains("example"), "\(location)")
             }
         }
@@ -420,7 +421,7 @@ import Testing
                 await #expect("\(path)") {
                     try await client.exchange(code: "c-1", pending: pending)
                 } throws: { error in
-                    guard case .idTokenRejected(_, .keySetUnusable(let detail))? = error as? AuthKitError else {
+                    guard case .idTokenRejected(_, .keySetUnusable(let detail))? = error.authKitReason else {
                         return false
                     }
                     return !detail.contains("at-1")
@@ -455,7 +456,7 @@ import Testing
             await #expect {
                 try await client.exchange(code: "c-1", pending: pending)
             } throws: { error in
-                guard case .network(_, .timedOut)? = error as? AuthKitError else { return false }
+                guard case .network(_, .timedOut)? = error.authKitReason else { return false }
                 return true
             }
             #expect(Date().timeIntervalSince(started) < 45)
@@ -482,7 +483,7 @@ import Testing
             await #expect {
                 try await client.startAuthorization(scopes: ["openid"], additionalParameters: ["max_age": "soon"])
             } throws: { error in
-                guard case .misuse(.invalidParameter(name: "max_age", _))? = error as? AuthKitError else {
+                guard case .misuse(.invalidParameter(name: "max_age", _))? = error.authKitReason else {
                     return false
                 }
                 return true
@@ -502,7 +503,7 @@ import Testing
             await #expect {
                 try await client.exchange(code: "c-1", pending: pending)
             } throws: { error in
-                guard case .idTokenRejected(_, .authenticationTooOld(_, 60))? = error as? AuthKitError else {
+                guard case .idTokenRejected(_, .authenticationTooOld(_, 60))? = error.authKitReason else {
                     return false
                 }
                 return true
@@ -602,7 +603,7 @@ import Testing
                     await #expect {
                         try await client.pollDeviceAuthorization(authorization)
                     } throws: { error in
-                        guard case .idTokenRejected(_, .audienceMismatch)? = error as? AuthKitError else {
+                        guard case .idTokenRejected(_, .audienceMismatch)? = error.authKitReason else {
                             return false
                         }
                         return true
@@ -631,7 +632,7 @@ import Testing
             await #expect {
                 try await client.refresh(signedIn)
             } throws: { error in
-                guard case .idTokenRejected(_, .signatureInvalid)? = error as? AuthKitError else { return false }
+                guard case .idTokenRejected(_, .signatureInvalid)? = error.authKitReason else { return false }
                 return true
             }
             let genuine = try provider.token(claims)

@@ -29,7 +29,7 @@ import Testing
         #expect {
             _ = try ProviderDescriptor(json: Data(json.utf8), source: "github-client.json")
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.contains {
                 $0.field == "placeholders.secret" && $0.problem.contains("AUTHKIT_GITHUB_CLIENT_SECRET")
             }
@@ -47,7 +47,7 @@ import Testing
         #expect {
             _ = try ProviderDescriptor(json: Data(json.utf8), source: "\(id).json")
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.contains { $0.field == "placeholders.\(name)" && $0.problem.contains(variable) }
         }
     }
@@ -83,7 +83,7 @@ import Testing
         #expect {
             _ = try ProviderDescriptor(json: Data(json.utf8), source: "regional.json")
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.contains {
                 $0.field == "placeholders.region.default" && $0.problem.contains("end the name early")
             }
@@ -113,7 +113,7 @@ import Testing
         #expect {
             _ = try ProviderDescriptor(json: Data(json.utf8), source: "q.json")
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.contains { $0.field == "authorization.url" && $0.problem.contains("'\(name)'") }
         }
     }
@@ -146,7 +146,7 @@ import Testing
         #expect {
             _ = try ProviderDescriptor(json: Data(json.utf8), source: "leaky.json")
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.contains { $0.field == "refresh.url" && $0.problem.contains("{client_secret}") }
         }
     }
@@ -169,7 +169,7 @@ import Testing
         #expect {
             _ = try descriptor("")
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.contains {
                 $0.field == "refresh.parameters" && $0.problem.contains("{client_secret}, {refresh_token}")
                     && $0.problem.contains("secretsInURL")
@@ -197,7 +197,7 @@ import Testing
             #expect("\(field)") {
                 _ = try ProviderDescriptor(json: Data(json.utf8), source: "leaky.json")
             } throws: { error in
-                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                guard case .invalidFile(let issues)? = error.authKitReason else { return false }
                 return issues.contains { $0.field == field && $0.problem.contains("logs keep it") }
             }
         }
@@ -222,7 +222,7 @@ import Testing
         #expect {
             _ = try ProviderDescriptor(json: Data(json.utf8), source: "leaky.json")
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.filter { $0.field == "revocation.url" && $0.problem.contains("in its host") }.count == 2
                 && !issues.contains {
                     $0.field == "refresh.url" || $0.field.hasPrefix("authorization") || $0.field.hasPrefix("token")
@@ -239,7 +239,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let catalog = ProviderCatalog(directories: [dir])
         #expect(catalog.entries["my-gitlab"] != nil)
-        let issues = try #require(catalog.problems["my_gitlab"])
+        let issues = try #require(catalog.fileIssues["my_gitlab"])
         #expect(issues.first?.problem.contains("AUTHKIT_MY_GITLAB_CLIENT_ID") == true)
         #expect(throws: AuthKitError.self) { _ = try catalog.descriptor(id: "my_gitlab") }
     }
@@ -261,12 +261,12 @@ import Testing
         #expect(try catalog.descriptor(id: "qiita").token?.url == "https://qiita.example/token")
         // The copies are still refused, each for its name.
         for name in ["qiita copy", "old-qiita"] {
-            let issues = try #require(catalog.problems[name], "\(name)")
+            let issues = try #require(catalog.fileIssues[name], "\(name)")
             #expect(
                 issues.first?.problem.contains("the file is named") == true || issues.first?.field == "id",
                 "\(name): \(issues)")
         }
-        #expect(Set(catalog.problems.keys) == ["qiita copy", "old-qiita"], "\(catalog.problems.keys)")
+        #expect(Set(catalog.fileIssues.keys) == ["qiita copy", "old-qiita"], "\(catalog.fileIssues.keys)")
     }
 
     /// `gitHub.json` holding `"id": "github"` replaced nothing, and GitHub
@@ -280,7 +280,7 @@ import Testing
         #expect {
             _ = try catalog.descriptor(id: "github")
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.first?.file == dir.appendingPathComponent("gitHub.json").path
                 && issues.first?.problem.contains("differs from 'github.json' only in case") == true
         }
@@ -306,10 +306,10 @@ import Testing
         ])
         defer { try? FileManager.default.removeItem(at: dir) }
         let catalog = ProviderCatalog(includeBundled: true, directories: [dir])
-        let issues = try #require(catalog.problems["qiita_team"])
+        let issues = try #require(catalog.fileIssues["qiita_team"])
         #expect(issues.first?.problem.contains("AUTHKIT_QIITA_TEAM_CLIENT_ID") == true)
         #expect(issues.first?.problem.contains("(bundled) providers/qiita-team.json") == true)
-        let placeholderIssues = try #require(catalog.problems["qiita"])
+        let placeholderIssues = try #require(catalog.fileIssues["qiita"])
         #expect(placeholderIssues.first?.problem.contains("AUTHKIT_QIITA_TEAM_TEAM") == true)
     }
 
@@ -319,7 +319,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let catalog = ProviderCatalog(includeBundled: true, directories: [dir])
         #expect(catalog.entries["github"]?.descriptor.token?.url == "https://github.com/login/oauth/access_token")
-        let issue = try #require(catalog.problems["notes"]?.first)
+        let issue = try #require(catalog.fileIssues["notes"]?.first)
         #expect(issue.field == "id" && issue.problem.contains("rename the file to github.json"))
         #expect(throws: AuthKitError.self) {
             _ = try ProviderDescriptor(contentsOf: dir.appendingPathComponent("notes.json"))
@@ -339,7 +339,7 @@ import Testing
         #expect {
             _ = try ProviderDescriptor(contentsOf: fifo)
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.first?.file == fifo.path
         }
         #expect(ContinuousClock.now - started < .seconds(30), "a hang check: the old code waited for ever")
@@ -411,7 +411,10 @@ import Testing
         do {
             _ = try ProviderDescriptor(json: Data(json.utf8), source: "p.json")
             return [:]
-        } catch AuthKitError.invalidFile(let issues) {
+        } catch let error as AuthKitError {
+            guard case .invalidFile(let issues) = error.reason else {
+                return ["": "\(error)"]
+            }
             return Dictionary(issues.map { ($0.field, $0.problem) }, uniquingKeysWith: { $0 + " " + $1 })
         } catch {
             return ["": "\(error)"]
@@ -491,7 +494,7 @@ import Testing
         let error = try #require(throws: AuthKitError.self) {
             _ = try ProviderDescriptor(json: Data(json.utf8), source: "h.json")
         }
-        guard case .invalidFile(let issues) = error else {
+        guard case .invalidFile(let issues) = error.reason else {
             Issue.record("\(error)")
             return
         }
@@ -542,7 +545,7 @@ import Testing
     /// The problem `ProviderCatalog.standard` reports for `id` with
     /// `$AUTHKIT_HOME` at `home` (its `providers` directory holds the file).
     func standardProblem(_ id: String, home: URL) -> String? {
-        ProviderCatalog.standard(environment: ["AUTHKIT_HOME": home.path]).problems[id]?.first?.problem
+        ProviderCatalog.standard(environment: ["AUTHKIT_HOME": home.path]).fileIssues[id]?.first?.problem
     }
 
     /// A descriptor decides where codes, tokens and the client secret go. A
@@ -626,7 +629,7 @@ import Testing
         #expect {
             _ = try UserConfiguration.load(home: home)
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.first?.file == config.path && issues.first?.problem.contains("chmod go-w") == true
         }
     }
@@ -653,7 +656,7 @@ import Testing
         writer.start()
         Thread.sleep(forTimeInterval: 0.2)
         let catalog = ProviderCatalog(includeBundled: true, directories: [providers], refusingForeignFiles: true)
-        let problem = catalog.problems["github"]?.first?.problem
+        let problem = catalog.fileIssues["github"]?.first?.problem
         Thread.sleep(forTimeInterval: 0.2)
         #expect(!writerGone.withLock { $0 }, "the pipe was opened")
         #expect(
@@ -669,8 +672,8 @@ import Testing
             to: providers.appendingPathComponent("github.JSON"))
         let renamed = ProviderCatalog(includeBundled: true, directories: [providers], refusingForeignFiles: true)
         #expect(
-            renamed.problems["github"]?.first?.problem.contains("Rename it to github.json") == true,
-            "\(renamed.problems)")
+            renamed.fileIssues["github"]?.first?.problem.contains("Rename it to github.json") == true,
+            "\(renamed.fileIssues)")
     }
 
     /// What an override loosens in ID token checks is said: the tenants a
@@ -771,7 +774,7 @@ import Testing
             #expect {
                 try read()
             } throws: { error in
-                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                guard case .invalidFile(let issues)? = error.authKitReason else { return false }
                 return issues.first?.file == config.path && issues.first?.problem.contains("does not exist") == true
             }
         }

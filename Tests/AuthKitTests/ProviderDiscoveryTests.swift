@@ -65,7 +65,7 @@ import Testing
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "found")
             } throws: { error in
-                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                guard case .invalidFile(let issues)? = error.authKitReason else { return false }
                 return issues.first?.field == "jwks_uri"
             }
         }
@@ -90,7 +90,7 @@ import Testing
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "found")
             } throws: { error in
-                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                guard case .invalidFile(let issues)? = error.authKitReason else { return false }
                 // Said of the metadata (its member), without advice to edit a file the user does not have.
                 return issues.contains {
                     $0.field == "scopes_supported" && $0.problem.contains("control character")
@@ -116,7 +116,7 @@ import Testing
                 _ = try ProviderDescriptor.descriptor(
                     from: metadata, issuer: URL(string: "https://sso.example")!, id: "sso", source: "metadata")
             } throws: { error in
-                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                guard case .invalidFile(let issues)? = error.authKitReason else { return false }
                 return issues.contains { $0.field == name && $0.problem.contains("is plain http") }
             }
         }
@@ -135,7 +135,7 @@ import Testing
             _ = try ProviderDescriptor.descriptor(
                 from: otherPort, issuer: URL(string: "http://127.0.0.1:9000")!, id: "local", source: "metadata")
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.contains {
                 $0.field == "token_endpoint" && $0.problem.contains("another origin than the issuer's")
             }
@@ -180,7 +180,7 @@ import Testing
                 _ = try await ProviderDescriptor.discover(
                     issuer: URL(string: server.baseURL)!, id: "x", timeout: .seconds(2))
             } throws: { error in
-                guard case AuthKitError.network(let url, let reason) = error else { return false }
+                guard case .network(let url, let reason)? = error.authKitReason else { return false }
                 return url == server.baseURL && reason.detail == "no complete answer within 2 s"
             }
             // The error names the issuer, not each location: one deadline
@@ -305,7 +305,7 @@ import Testing
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "spa")
             } throws: { error in
-                guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
+                guard case .invalidResponse(.discovery, let reason)? = error.authKitReason else { return false }
                 // The same at both: said once, of both.
                 return reason.detail.contains(
                     "oauth-authorization-server and \(server.baseURL)/.well-known/openid-configuration: HTTP 200 with a body that is no JSON object ('text/html')"
@@ -336,7 +336,9 @@ import Testing
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
-                guard case AuthKitError.invalidFile(let issues) = error, let issue = issues.first else { return false }
+                guard case .invalidFile(let issues)? = error.authKitReason, let issue = issues.first else {
+                    return false
+                }
                 return issue.field == "authorization_endpoint"
                     && issue.problem.contains("device_authorization_endpoint")
             }
@@ -383,7 +385,9 @@ import Testing
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
-                guard case AuthKitError.invalidFile(let issues) = error, let issue = issues.first else { return false }
+                guard case .invalidFile(let issues)? = error.authKitReason, let issue = issues.first else {
+                    return false
+                }
                 return issue.field == field && issue.problem.hasPrefix(problem) && issue.problem.contains("RFC 8414 §2")
             }
         }
@@ -410,7 +414,7 @@ import Testing
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
-                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                guard case .invalidFile(let issues)? = error.authKitReason else { return false }
                 return issues.first?.field == "issuer" && issues.first?.problem.contains("https://evil.example") == true
             }
         }
@@ -451,7 +455,7 @@ import Testing
                 let error = await #expect(throws: AuthKitError.self) {
                     _ = try await ProviderDescriptor.discover(issuer: URL(string: issuer)!, id: "x")
                 }
-                guard case .misuse(.invalidIssuer)? = error else {
+                guard case .misuse(.invalidIssuer)? = error?.reason else {
                     Issue.record("\(issuer): \(String(describing: error))")
                     continue
                 }
@@ -472,7 +476,7 @@ import Testing
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: "\(server.baseURL)/K")!, id: "x")
             } throws: { error in
-                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                guard case .invalidFile(let issues)? = error.authKitReason else { return false }
                 return issues.first?.field == "issuer"
             }
         }
@@ -524,7 +528,7 @@ import Testing
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
-                guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
+                guard case .invalidResponse(.discovery, let reason)? = error.authKitReason else { return false }
                 return reason.detail.contains("HTTP 302") && reason.detail.contains("HTTP 404")
             }
             #expect(followed.all.isEmpty)
@@ -542,7 +546,7 @@ import Testing
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
-                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                guard case .invalidFile(let issues)? = error.authKitReason else { return false }
                 return issues.first?.field == "token_endpoint"
                     && issues.first?.problem.contains("is given twice") == true
             }
@@ -560,7 +564,7 @@ import Testing
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
-                guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
+                guard case .invalidResponse(.discovery, let reason)? = error.authKitReason else { return false }
                 // Said once, of both locations (it was a 900-character line, the explanation twice).
                 return reason.detail.contains("issuer's own well-known URL")
                     && !reason.detail.contains("client credentials")
@@ -580,7 +584,7 @@ import Testing
         await #expect {
             _ = try await ProviderDescriptor.discover(issuer: issuer, id: "x")
         } throws: { error in
-            guard case AuthKitError.network(let url, let reason) = error else { return false }
+            guard case .network(let url, let reason)? = error.authKitReason else { return false }
             let text = "\(error)"
             return url == issuer.absoluteString && reason.detail.hasPrefix("neither metadata location answered (")
                 && text.components(separatedBy: "The request to").count == 2
@@ -600,7 +604,7 @@ import Testing
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
-                guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
+                guard case .invalidResponse(.discovery, let reason)? = error.authKitReason else { return false }
                 return reason.detail.contains(
                     "/.well-known/oauth-authorization-server: larger than the 1048576 bytes allowed; ")
                     && reason.detail.contains("openid-configuration: HTTP 404") && !reason.detail.contains(".;")
@@ -613,7 +617,7 @@ import Testing
             await #expect {
                 _ = try await ProviderDescriptor.discover(issuer: URL(string: server.baseURL)!, id: "x")
             } throws: { error in
-                guard case AuthKitError.invalidResponse(.discovery, let reason) = error else { return false }
+                guard case .invalidResponse(.discovery, let reason)? = error.authKitReason else { return false }
                 return reason.detail.contains("oauth-authorization-server")
                     && reason.detail.contains("openid-configuration") && reason.detail.contains("HTTP 404")
             }

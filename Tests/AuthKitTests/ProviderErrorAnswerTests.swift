@@ -62,7 +62,9 @@ import Testing
             await #expect {
                 _ = try await client.refresh(expired)
             } throws: { error in
-                guard case AuthKitError.signInRequired(_, .refreshRefused(let response)) = error else { return false }
+                guard case .signInRequired(_, .refreshRefused(let response))? = error.authKitReason else {
+                    return false
+                }
                 return response.code == refusal.code
             }
             #expect(server.requests(to: refusal.path).count == 1)
@@ -101,7 +103,7 @@ import Testing
             await #expect {
                 _ = try await client.exchange(code: "c", pending: pending)
             } throws: { error in
-                guard case AuthKitError.providerError(.tokenExchange, let response) = error else { return false }
+                guard case .providerError(.tokenExchange, let response)? = error.authKitReason else { return false }
                 return response.description == "Invalid client_id or client_secret"
             }
         }

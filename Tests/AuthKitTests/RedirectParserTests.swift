@@ -22,7 +22,10 @@ import Testing
         do {
             _ = try parse(url, pending)
             return nil
-        } catch AuthKitError.redirect(let error) {
+        } catch let error as AuthKitError {
+            guard case .redirect(let error) = error.reason else {
+                return nil
+            }
             return error
         } catch {
             return nil
@@ -106,9 +109,9 @@ import Testing
                 "http://127.0.0.1:4321/callback?error=access_denied&error_description=The+user+said+no&error_uri=https%3A%2F%2Fe.x%2Fe&state=\(state)"
             )
         } throws: { error in
-            guard case AuthKitError.authorizationFailed(let response) = error else { return false }
+            guard case .authorizationFailed(let response)? = error.authKitReason else { return false }
             return response.code == "access_denied" && response.description == "The user said no"
-                && response.uri == "https://e.x/e" && (error as? AuthKitError)?.isAccessDenied == true
+                && response.uri == "https://e.x/e" && (error as? AuthKitError)?.code == .accessDenied
         }
     }
 

@@ -32,7 +32,7 @@ import Testing
             let error = await #expect(throws: AuthKitError.self) { try await client.revoke(expired) }
             let text = "\(String(describing: error))"
             #expect(text.contains("/api/v2/access_tokens/{access_token}") && !text.contains("old-access"), "\(text)")
-            guard case .network(_, .connectionFailed)? = error else {
+            guard case .network(_, .connectionFailed)? = error?.reason else {
                 Issue.record("not a refused connection: \(text)")
                 return
             }
@@ -181,7 +181,7 @@ import Testing
         await #expect(sourceLocation: sourceLocation) {
             _ = try await source.send(HTTPRequest(method: .get, url: URL(string: url)!), deadline: deadline)
         } throws: { error in
-            guard case AuthKitError.network(let named, let reason) = error else { return false }
+            guard case .network(let named, let reason)? = error.authKitReason else { return false }
             return named == url && reason.kind == .timedOut && reason.detail.contains("within \(deadline.spoken)")
         }
     }
@@ -324,7 +324,7 @@ import Testing
             await #expect {
                 _ = try await source.send(HTTPRequest(method: .get, url: echo), followRedirects: true)
             } throws: { error in
-                guard case .redirectNotFollowed(_, _, let location) = error as? AuthKitError else { return false }
+                guard case .redirectNotFollowed(_, _, let location)? = error.authKitReason else { return false }
                 let text = "\(error)".lowercased()
                 return !location.lowercased().contains("old-access-token") && !text.contains("old-access-token")
             }
@@ -631,7 +631,7 @@ import Testing
                 try await client.refresh(expired)
             } throws: { error in
                 // invalid_grant at refresh: the grant is gone, so the caller must show its sign-in.
-                if case AuthKitError.signInRequired(expired.key, .refreshRefused(let r)) = error {
+                if case .signInRequired(expired.key, .refreshRefused(let r))? = error.authKitReason {
                     return r.code == "invalid_grant"
                 }
                 return false
@@ -691,7 +691,7 @@ import Testing
         await #expect {
             _ = try await source.current(at: fixedNow)
         } throws: { error in
-            guard case AuthKitError.store(let path, let reason) = error else { return false }
+            guard case .store(let path, let reason)? = error.authKitReason else { return false }
             return path == expectedPath && reason.detail.hasPrefix(detail)
                 && reason.detail.contains("the renewal was not saved") && !reason.detail.contains("renewed-token-1")
         }
@@ -739,7 +739,7 @@ import Testing
             await #expect {
                 _ = try await source.current(at: fixedNow.addingTimeInterval(CredentialSource.optionalRefreshPause))
             } throws: { error in
-                guard case AuthKitError.store(_, let reason) = error else { return false }
+                guard case .store(_, let reason)? = error.authKitReason else { return false }
                 return reason.detail.contains("the renewal was not saved")
             }
             #expect(server.requests(to: "/token").count == 2)
@@ -957,7 +957,7 @@ import Testing
             await #expect {
                 _ = try await early.current(at: fixedNow)
             } throws: { error in
-                guard case AuthKitError.store(_, let reason) = error else { return false }
+                guard case .store(_, let reason)? = error.authKitReason else { return false }
                 return !reason.detail.contains("renewal")
             }
             #expect(server.requests(to: "/token").count == 1)
@@ -981,7 +981,7 @@ import Testing
         await #expect {
             _ = try await source.current(at: fixedNow)
         } throws: { error in
-            guard case AuthKitError.signInRequired(_, .noCredential) = error else { return false }
+            guard case .signInRequired(_, .noCredential)? = error.authKitReason else { return false }
             return true
         }
         try await signOut.value
@@ -1011,7 +1011,7 @@ import Testing
                 httpClient: transport)
         }
         func saysSignInAgain(_ error: any Error) -> Bool {
-            guard case AuthKitError.signInRequired(_, .refreshRefused) = error else { return false }
+            guard case .signInRequired(_, .refreshRefused)? = error.authKitReason else { return false }
             return true
         }
         await #expect(performing: { _ = try await source(answeringAfter: .zero).current() }, throws: saysSignInAgain)
@@ -1153,7 +1153,7 @@ import Testing
                 transport.release()
             }
         } throws: { error in
-            guard case AuthKitError.store(_, let reason) = error else { return false }
+            guard case .store(_, let reason)? = error.authKitReason else { return false }
             return reason.detail.contains("the renewal was not saved")
         }
         #expect(said.current == [working.key])
@@ -1172,7 +1172,7 @@ import Testing
         await #expect {
             try await CredentialSource.finishRefreshesUnderWay(of: working.key) { _ in Issue.record("nothing runs") }
         } throws: { error in
-            guard case AuthKitError.store(_, let reason) = error else { return false }
+            guard case .store(_, let reason)? = error.authKitReason else { return false }
             return reason.detail.contains("the renewal was not saved")
         }
         try await CredentialSource.finishRefreshesUnderWay(of: working.key) { _ in }
@@ -1261,7 +1261,7 @@ import Testing
             await #expect {
                 _ = try await source.send(HTTPRequest(method: .get, url: api))
             } throws: { error in
-                guard case AuthKitError.store(_, let reason) = error else { return false }
+                guard case .store(_, let reason)? = error.authKitReason else { return false }
                 return reason.detail.contains("the renewal was not saved")
             }
             #expect(server.requests(to: "/token").count == 1)
@@ -1415,7 +1415,7 @@ import Testing
             await #expect {
                 try await client.revoke(credential)
             } throws: { error in
-                if case AuthKitError.providerError(.revocation, let r) = error {
+                if case .providerError(.revocation, let r)? = error.authKitReason {
                     return r.code == "temporarily_unavailable" && r.status == 503
                 }
                 return false
@@ -1440,7 +1440,7 @@ import Testing
             await #expect {
                 try await client.revoke(Credential(providerID: "qiita", accessToken: "unknown-token-value"))
             } throws: { error in
-                guard case AuthKitError.invalidResponse(.revocation, let reason) = error else { return false }
+                guard case .invalidResponse(.revocation, let reason)? = error.authKitReason else { return false }
                 return reason.detail.contains("HTTP 404") && !"\(error)".contains("unknown-token-value")
             }
         }
@@ -1480,7 +1480,7 @@ import Testing
             await #expect {
                 try await client.revoke(credential)
             } throws: { error in
-                guard case AuthKitError.providerError(.revocation, let response) = error else { return false }
+                guard case .providerError(.revocation, let response)? = error.authKitReason else { return false }
                 return response.code == "invalid_auth" && !"\(error)".contains("xoxp-secret-token")
             }
             #expect(server.requests.last?.header("Authorization") == "Bearer xoxp-secret-token")

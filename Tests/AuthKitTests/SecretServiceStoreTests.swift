@@ -58,7 +58,7 @@
             await #expect {
                 try await store.save(Credential(providerID: "qiita", label: "work\u{0}x", accessToken: "impostor"))
             } throws: { error in
-                guard case .store(_, let reason)? = error as? AuthKitError else { return false }
+                guard case .store(_, let reason)? = error.authKitReason else { return false }
                 return reason.kind == .invalidContents && reason.detail.contains("NUL")
             }
             let work = CredentialKey(providerID: "qiita", label: "work")
@@ -87,7 +87,7 @@
             await #expect {
                 _ = try await store.credential(for: credential.key)
             } throws: { error in
-                guard case .store(_, let reason)? = error as? AuthKitError else { return false }
+                guard case .store(_, let reason)? = error.authKitReason else { return false }
                 return reason.kind == .inaccessible
                     && reason.detail.contains("the Secret Service did not answer within 1 s")
             }
@@ -155,7 +155,7 @@
                     }
                 }
             } throws: { error in
-                guard case .store(_, let reason)? = error as? AuthKitError else { return false }
+                guard case .store(_, let reason)? = error.authKitReason else { return false }
                 return reason.kind == .busy
             }
         }
@@ -173,7 +173,7 @@
             #expect {
                 _ = try store.beginSignIn(for: key)
             } throws: { error in
-                guard case .store(let path, let reason)? = error as? AuthKitError else { return false }
+                guard case .store(let path, let reason)? = error.authKitReason else { return false }
                 return path == locks.path && reason.kind == .writableByOthers
                     && reason.detail.contains("chmod go-w") && reason.detail.contains("no lock is taken there")
             }

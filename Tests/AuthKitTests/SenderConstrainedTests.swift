@@ -85,7 +85,7 @@ import Testing
                 await #expect {
                     _ = try await nonce("\(origin)/a", bad)
                 } throws: { error in
-                    guard case .misuse(.unsignableRequest(let reason))? = error as? AuthKitError else { return false }
+                    guard case .misuse(.unsignableRequest(let reason))? = error.authKitReason else { return false }
                     return reason.contains("DPoP nonce")
                 }
             }
@@ -217,7 +217,7 @@ import Testing
             await #expect {
                 _ = try await client.exchange(code: "c1", pending: again)
             } throws: { error in
-                guard case AuthKitError.invalidResponse(_, .invalidField("token_type", let detail)) = error else {
+                guard case .invalidResponse(_, .invalidField("token_type", let detail))? = error.authKitReason else {
                     return false
                 }
                 return detail.contains("not DPoP")
@@ -229,7 +229,8 @@ import Testing
                 await #expect {
                     _ = try await client.refresh(credential)
                 } throws: { error in
-                    guard case AuthKitError.invalidResponse(.refresh, .invalidField("token_type", let detail)) = error
+                    guard
+                        case .invalidResponse(.refresh, .invalidField("token_type", let detail))? = error.authKitReason
                     else { return false }
                     return detail.contains("not DPoP") && detail.contains("may have spent the stored one") == rotated
                         && !detail.contains("rt-rotated")
@@ -242,7 +243,7 @@ import Testing
             await #expect {
                 _ = try await client.refresh(credential)
             } throws: { error in
-                guard case AuthKitError.invalidResponse(.refresh, .invalidField("token_type", let detail)) = error
+                guard case .invalidResponse(.refresh, .invalidField("token_type", let detail))? = error.authKitReason
                 else { return false }
                 return detail.contains("not DPoP") && detail.contains("may have spent the stored one")
             }
@@ -264,7 +265,7 @@ import Testing
             await #expect {
                 _ = try await client.exchange(code: "c0", pending: pending)
             } throws: { error in
-                guard case AuthKitError.providerError(_, let response) = error else { return false }
+                guard case .providerError(_, let response)? = error.authKitReason else { return false }
                 return response.code == "use_dpop_nonce"
             }
             #expect(server.requests(to: "/token").count == 2)
@@ -349,7 +350,9 @@ import Testing
             await #expect {
                 _ = try await client.exchange(code: "c0", pending: rebuilt)
             } throws: { error in
-                guard case AuthKitError.misuse(.invalidParameter("pending", let problem)) = error else { return false }
+                guard case .misuse(.invalidParameter("pending", let problem))? = error.authKitReason else {
+                    return false
+                }
                 return problem.contains("no DPoP key")
             }
             #expect(server.requests(to: "/token").isEmpty)
@@ -368,7 +371,7 @@ import Testing
             #expect("\(field)") {
                 _ = try ProviderDescriptor(json: Data(json.utf8))
             } throws: { error in
-                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                guard case .invalidFile(let issues)? = error.authKitReason else { return false }
                 return issues.contains { $0.field == "dpop" && $0.problem.contains("'\(field)' is a request template") }
             }
         }
@@ -388,7 +391,7 @@ import Testing
                         #"{"url": "https://as.example/revoke", "parameters": {}, "headers": {"authorization": "Bearer {access_token}"}}"#
                     ).utf8))
         } throws: { error in
-            guard case AuthKitError.invalidFile(let issues) = error else { return false }
+            guard case .invalidFile(let issues)? = error.authKitReason else { return false }
             return issues.contains { $0.field == "revocation.headers" && $0.problem.contains("RFC 9449 §7.1") }
         }
         _ = try ProviderDescriptor(json: Data(revoking(#"{"url": "https://as.example/revoke"}"#).utf8))
@@ -545,7 +548,7 @@ import Testing
             await #expect {
                 _ = try await client.clientCredentials(scopes: ["read"])
             } throws: { error in
-                guard case AuthKitError.invalidResponse(_, let reason) = error else { return false }
+                guard case .invalidResponse(_, let reason)? = error.authKitReason else { return false }
                 return reason.kind == .invalidField("token_type") && !"\(error)".contains("plain")
             }
             #expect(server.requests(to: "/token").first?.header("DPoP") != nil)
@@ -650,7 +653,8 @@ import Testing
             do {
                 _ = try await client.refresh(keyless)
                 Issue.record("a Bearer answer to a proof was taken")
-            } catch AuthKitError.invalidResponse(.refresh, let reason) {
+            } catch let error as AuthKitError {
+                guard case .invalidResponse(.refresh, let reason) = error.reason else { throw error }
                 #expect(reason.kind == .invalidField("token_type") && reason.detail.contains("not bound"))
                 #expect(reason.detail.contains("new refresh token") && !reason.detail.contains("rotated-secret"))
             }
@@ -709,7 +713,7 @@ import Testing
                 await #expect {
                     _ = try await OAuth2Client(descriptor: descriptor, settings: settings).refresh(stored)
                 } throws: { error in
-                    guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                    guard case .invalidFile(let issues)? = error.authKitReason else { return false }
                     return issues.contains { $0.problem.contains("'query'") && !$0.problem.contains("s3cret") }
                 }
             }
@@ -743,7 +747,7 @@ import Testing
                 await #expect {
                     try await start(file)
                 } throws: { error in
-                    guard case AuthKitError.invalidSetting(_, .privateKey, let problem) = error else { return false }
+                    guard case .invalidSetting(_, .privateKey, let problem)? = error.authKitReason else { return false }
                     return problem.contains(file)
                 }
             }
@@ -793,7 +797,7 @@ import Testing
             await #expect {
                 _ = try await client.clientCredentials()
             } throws: { error in
-                guard case AuthKitError.invalidSetting(_, .privateKey, let problem) = error else { return false }
+                guard case .invalidSetting(_, .privateKey, let problem)? = error.authKitReason else { return false }
                 return problem.contains("chmod 600") && problem.contains(path)
             }
             #expect(server.requests(to: "/token").count == 2)
@@ -809,7 +813,7 @@ import Testing
                 await #expect {
                     _ = try await splitClient.introspect("some-token")
                 } throws: { error in
-                    guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                    guard case .invalidFile(let issues)? = error.authKitReason else { return false }
                     return issues.first?.problem.contains("another origin than the token endpoint") == true
                 }
                 #expect(elsewhere.requests.isEmpty)
@@ -857,7 +861,7 @@ import Testing
             #expect {
                 _ = try descriptor(issuer: nil)
             } throws: { error in
-                guard case AuthKitError.invalidFile(let issues) = error else { return false }
+                guard case .invalidFile(let issues)? = error.authKitReason else { return false }
                 return issues.contains {
                     $0.field == "token.assertionAudience" && $0.problem.contains("issuer.identifier")
                 }
@@ -881,7 +885,7 @@ import Testing
                 _ = try OAuth2Client(
                     descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: short))
             } throws: { error in
-                guard case AuthKitError.invalidSetting("bound", .clientSecret, let problem) = error else {
+                guard case .invalidSetting("bound", .clientSecret, let problem)? = error.authKitReason else {
                     return false
                 }
                 let text = (error as? AuthKitError)?.description ?? ""
@@ -914,7 +918,10 @@ import Testing
             do {
                 _ = try ClientKey.load(path: path, providerID: "p")
                 return nil
-            } catch AuthKitError.invalidSetting(_, .privateKey, let problem) {
+            } catch let error as AuthKitError {
+                guard case .invalidSetting(_, .privateKey, let problem) = error.reason else {
+                    return "\(error)"
+                }
                 return problem
             } catch {
                 return "\(error)"
@@ -1023,7 +1030,9 @@ import Testing
             await #expect {
                 _ = try await client.exchangeToken("upstream-token")
             } throws: { error in
-                guard case AuthKitError.invalidResponse(_, .invalidField("token_type", _)) = error else { return false }
+                guard case .invalidResponse(_, .invalidField("token_type", _))? = error.authKitReason else {
+                    return false
+                }
                 return true
             }
         }
@@ -1049,7 +1058,7 @@ import Testing
                     "upstream-token", audience: ["https://a.example", "https://b.example"],
                     actorToken: ("actor-secret-token-0123456789", OAuth2Client.accessTokenType))
             } throws: { error in
-                guard case AuthKitError.providerError = error else { return false }
+                guard case .providerError? = error.authKitReason else { return false }
                 return !"\(error)".contains("actor-secret-token-0123456789")
             }
             let body = try #require(server.requests(to: "/token").first).body
@@ -1174,7 +1183,7 @@ import Testing
             await #expect {
                 _ = try await client.introspect("tok")
             } throws: { error in
-                guard case AuthKitError.invalidResponse(.introspection, .missingField("active", _)) = error else {
+                guard case .invalidResponse(.introspection, .missingField("active", _))? = error.authKitReason else {
                     return false
                 }
                 return true

@@ -62,7 +62,7 @@ import Testing
             await #expect {
                 try await client.exchange(code: "x", pending: pending(for: client))
             } throws: { error in
-                guard case AuthKitError.providerError(.tokenExchange, let response) = error else { return false }
+                guard case .providerError(.tokenExchange, let response)? = error.authKitReason else { return false }
                 return response.code == "not_found" && response.description == "Not found" && response.status == 404
             }
         }
@@ -154,7 +154,7 @@ import Testing
                 try await client.exchange(
                     code: "c", pending: pending(for: client, redirect: "https://localhost/callback"))
             } throws: { error in
-                guard case AuthKitError.providerError(.followUpExchange, let response) = error else { return false }
+                guard case .providerError(.followUpExchange, let response)? = error.authKitReason else { return false }
                 return response.code == "OAuthException" && response.description == "Invalid OAuth access token."
                     && !"\(error)".contains("short") && !"\(error)".contains("client_secret")
             }
@@ -299,7 +299,7 @@ import Testing
             await #expect {
                 _ = try await client.exchange(code: "code-1", pending: pending(for: client))
             } throws: { error in
-                guard case .missingSetting(_, .clientSecret) = error as? AuthKitError else { return false }
+                guard case .missingSetting(_, .clientSecret)? = error.authKitReason else { return false }
                 return true
             }
             #expect(server.requests.isEmpty)
@@ -362,7 +362,7 @@ import Testing
             await #expect {
                 try await client.exchange(code: "c", pending: pending(for: client))
             } throws: { error in
-                guard case AuthKitError.providerError(.tokenExchange, let response) = error else { return false }
+                guard case .providerError(.tokenExchange, let response)? = error.authKitReason else { return false }
                 return response.code == "bad_verification_code" && response.status == 200
                     && response.description == "The code passed is incorrect or expired."
                     && response.uri == "https://docs.github.com"
@@ -386,7 +386,7 @@ import Testing
             let error = await #expect(throws: AuthKitError.self) {
                 try await client.exchange(code: "c", pending: pending(for: client))
             }
-            guard case .invalidResponse(.tokenExchange, let reason)? = error else {
+            guard case .invalidResponse(.tokenExchange, let reason)? = error?.reason else {
                 Issue.record("not an unusable token exchange: \(String(describing: error))")
                 return
             }
@@ -436,7 +436,7 @@ import Testing
                 await #expect {
                     try await client.exchange(code: "c", pending: try pending(for: client))
                 } throws: { error in
-                    guard case AuthKitError.invalidResponse(_, let reason) = error else { return false }
+                    guard case .invalidResponse(_, let reason)? = error.authKitReason else { return false }
                     return reason.detail == said && reason.kind == .invalidField("access_token")
                 }
             }
@@ -614,7 +614,7 @@ import Testing
         #expect {
             try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))
         } throws: { error in
-            guard case AuthKitError.invalidResponse(.tokenExchange, let reason) = error else { return false }
+            guard case .invalidResponse(.tokenExchange, let reason)? = error.authKitReason else { return false }
             // A number out of range is named as one, not as "got a number".
             let outOfRange = ["-5", "1e300"].contains(value)
             return reason.detail.contains("expires_in")
@@ -636,7 +636,7 @@ import Testing
         #expect {
             try TokenResponseParser().parse(IncomingResponse(status: 200, body: Data(body.utf8)))
         } throws: { error in
-            guard case AuthKitError.invalidResponse(.tokenExchange, let reason) = error else { return false }
+            guard case .invalidResponse(.tokenExchange, let reason)? = error.authKitReason else { return false }
             return reason.detail.contains("'\(field)'") && reason.detail.contains("§A.1")
                 && !"\(error)".contains("X-Evil") && !"\(error)".contains("tök")
         }
@@ -699,7 +699,7 @@ import Testing
             try TokenResponseParser().parse(
                 IncomingResponse(status: 400, headers: [("Content-Type", "application/json")], body: body))
         } throws: { error in
-            guard case AuthKitError.providerError(.tokenExchange, let response) = error else { return false }
+            guard case .providerError(.tokenExchange, let response)? = error.authKitReason else { return false }
             return response.code == "invalid_grant" && response.description == "Code expired" && response.status == 400
                 && "\(error)".contains("invalid_grant: Code expired")
         }
@@ -711,7 +711,7 @@ import Testing
         #expect {
             try TokenResponseParser().parse(response)
         } throws: { error in
-            guard case AuthKitError.providerError(_, let r) = error else { return false }
+            guard case .providerError(_, let r)? = error.authKitReason else { return false }
             return r.code == "invalid_client" && r.status == 401
         }
     }
@@ -735,7 +735,10 @@ import Testing
             let parser = TokenResponseParser(step: step)
             do {
                 if members { _ = try parser.members(of: response) } else { _ = try parser.parse(response) }
-            } catch AuthKitError.providerError(step, let answer) where answer.status == 401 {
+            } catch let error as AuthKitError {
+                guard case .providerError(step, let answer) = error.reason, answer.status == 401 else {
+                    return "\(error)"
+                }
                 return answer.code
             } catch {
                 return "\(error)"
@@ -783,7 +786,8 @@ import Testing
             do {
                 _ = try TokenResponseParser().parse(
                     IncomingResponse(status: 401, headers: fields, body: Data(), secrets: secrets))
-            } catch AuthKitError.providerError(_, let response) {
+            } catch let error as AuthKitError {
+                guard case .providerError(_, let response) = error.reason else { return nil }
                 return response.code
             } catch {}
             return nil
@@ -822,7 +826,7 @@ import Testing
             #expect {
                 try TokenResponseParser().parse(response)
             } throws: { error in
-                guard case AuthKitError.invalidResponse(_, let reason) = error else { return false }
+                guard case .invalidResponse(_, let reason)? = error.authKitReason else { return false }
                 return reason.detail.contains(fragment)
             }
         }
@@ -841,7 +845,7 @@ import Testing
         await #expect {
             try await client.exchange(code: "the-code", pending: pending(for: client))
         } throws: { error in
-            guard case AuthKitError.network(let url, _) = error else { return false }
+            guard case .network(let url, _)? = error.authKitReason else { return false }
             return url == "\(base)/token" && !"\(error)".contains("top-secret") && !"\(error)".contains("the-code")
         }
     }

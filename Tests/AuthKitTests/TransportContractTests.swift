@@ -122,7 +122,7 @@ import Testing
             _ = try await transport.send(
                 OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/token")!), step: .apiRequest)
         } throws: { error in
-            guard case AuthKitError.network(_, let reason) = error else { return false }
+            guard case .network(_, let reason)? = error.authKitReason else { return false }
             return reason.detail.contains(
                 shape == "one line"
                     ? "a line of its header is longer than 100 KiB" : "its header is longer than 128 KiB")
@@ -162,7 +162,7 @@ import Testing
                 _ = try await transport.send(
                     OutgoingRequest(method: .get, url: URL(string: "\(server.baseURL)/data")!), step: .apiRequest)
             } throws: { error in
-                guard case AuthKitError.network(_, let reason) = error else { return false }
+                guard case .network(_, let reason)? = error.authKitReason else { return false }
                 return reason.detail.contains("'gzip'-encoded body though none was asked for")
             }
             let sent = try #require(server.requests.first)

@@ -61,21 +61,23 @@ import Testing
                 (
                     "another user", .json(#"{"sub":"someone-else","email":"mallory@example.com"}"#),
                     { error in
-                        guard case .invalidResponse(.userInfo, .invalidField("sub", _)) = error else { return false }
+                        guard case .invalidResponse(.userInfo, .invalidField("sub", _)) = error.reason else {
+                            return false
+                        }
                         return !"\(error)".contains("mallory")
                     }
                 ),
                 (
                     "a look-alike sub", .json(#"{"sub":"248289761001 "}"#),
-                    { if case .invalidResponse(.userInfo, .invalidField("sub", _)) = $0 { true } else { false } }
+                    { if case .invalidResponse(.userInfo, .invalidField("sub", _)) = $0.reason { true } else { false } }
                 ),
                 (
                     "no sub", .json(#"{"email":"alice@example.com"}"#),
-                    { if case .invalidResponse(.userInfo, .missingField("sub", _)) = $0 { true } else { false } }
+                    { if case .invalidResponse(.userInfo, .missingField("sub", _)) = $0.reason { true } else { false } }
                 ),
                 (
                     "sub twice", .json(#"{"sub":"someone-else","sub":"248289761001"}"#),
-                    { if case .invalidResponse(.userInfo, .unreadableBody) = $0 { true } else { false } }
+                    { if case .invalidResponse(.userInfo, .unreadableBody) = $0.reason { true } else { false } }
                 ),
                 (
                     "expired token",
@@ -112,21 +114,21 @@ import Testing
                             ("WWW-Authenticate", #"Bearer error="invalid_token", error_description="at-1 expired""#)
                         ]),
                     {
-                        guard case .providerError(.userInfo, let refusal) = $0 else { return false }
+                        guard case .providerError(.userInfo, let refusal) = $0.reason else { return false }
                         return refusal.code == "invalid_token" && refusal.description == "•••• expired"
                     }
                 ),
                 (
                     "a signed answer", .text("eyJhbGciOi.e30.sig", contentType: "application/jwt", status: 200),
-                    { if case .invalidResponse(.userInfo, .unreadableBody) = $0 { true } else { false } }
+                    { if case .invalidResponse(.userInfo, .unreadableBody) = $0.reason { true } else { false } }
                 ),
                 (
                     "HTML that says it is JSON", .text("<html>hi</html>", contentType: "application/json", status: 200),
-                    { if case .invalidResponse(.userInfo, .unreadableBody) = $0 { true } else { false } }
+                    { if case .invalidResponse(.userInfo, .unreadableBody) = $0.reason { true } else { false } }
                 ),
                 (
                     "a redirect elsewhere", .redirect(302, to: "https://attacker.example/userinfo"),
-                    { if case .redirectNotFollowed(.userInfo, 302, _) = $0 { true } else { false } }
+                    { if case .redirectNotFollowed(.userInfo, 302, _) = $0.reason { true } else { false } }
                 ),
                 (
                     "a flood", .streaming(.flood),

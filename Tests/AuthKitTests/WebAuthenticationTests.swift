@@ -65,7 +65,7 @@ import Testing
             #expect {
                 try WebAuthenticationCallback(redirectURI: URL(string: uri)!)
             } throws: { error in
-                guard case .unusableRedirectURI(_, let reason)? = error as? AuthKitError else { return false }
+                guard case .unusableRedirectURI(_, let reason)? = error.authKitReason else { return false }
                 return reason.contains(hint)
             }
         }
@@ -75,7 +75,7 @@ import Testing
             try WebAuthenticationCallback(
                 redirectURI: URL(string: "https://app.example/cb")!, httpsCallbacksAvailable: false)
         } throws: { error in
-            guard case .unusableRedirectURI(_, let reason)? = error as? AuthKitError else { return false }
+            guard case .unusableRedirectURI(_, let reason)? = error.authKitReason else { return false }
             return reason.contains("iOS 17.4")
         }
         #expect(
@@ -103,8 +103,8 @@ import Testing
         #expect(WebAuthenticationOutcome.map(callbackURL: nil, error: (domain, 1, "cancelled")) == .failure(.cancelled))
         for (code, words) in [(2, "no presentation anchor"), (3, "not a usable window")] {
             guard
-                case .failure(.misuse(.userAgentBrokeProtocol(let text))) = WebAuthenticationOutcome.map(
-                    callbackURL: nil, error: (domain, code, "x"))
+                case .failure(let failure) = WebAuthenticationOutcome.map(callbackURL: nil, error: (domain, code, "x")),
+                case .misuse(.userAgentBrokeProtocol(let text)) = failure.reason
             else {
                 Issue.record("code \(code) not mapped to misuse")
                 continue
@@ -112,8 +112,9 @@ import Testing
             #expect(text.contains(words))
         }
         guard
-            case .failure(.misuse(.userAgentBrokeProtocol(let other))) = WebAuthenticationOutcome.map(
-                callbackURL: nil, error: ("NSURLErrorDomain", -1009, "offline"))
+            case .failure(let failure) = WebAuthenticationOutcome.map(
+                callbackURL: nil, error: ("NSURLErrorDomain", -1009, "offline")),
+            case .misuse(.userAgentBrokeProtocol(let other)) = failure.reason
         else {
             Issue.record("a foreign error must not pass as cancellation")
             return

@@ -22,7 +22,7 @@ public protocol Authenticator: Sendable {
 
     /// Runs the whole authorization: builds the request, lets `userAgent` get
     /// the user's approval, checks the answer and exchanges it for a credential.
-    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` (`.authorizationCodeGrant`)
+    /// - Throws: ``AuthKitError/Code/notSupported`` (`.authorizationCodeGrant`)
     ///   for a device-only provider (``ProviderDescriptor/isDeviceOnly``),
     ///   before the user agent is started.
     func authorize(using userAgent: some UserAgent, options: AuthorizationOptions) async throws -> Credential
@@ -37,7 +37,7 @@ public protocol Authenticator: Sendable {
     /// afterwards. For a `URLRequest`, `authorize(_:with:)` does the same
     /// (on Linux it is in `AuthKitFoundationNetworking`, as `URLRequest` itself
     /// is in FoundationNetworking there).
-    /// - Throws: ``AuthKitError/insecureTransport(url:)`` when the credential
+    /// - Throws: ``AuthKitError/Code/insecureTransport`` when the credential
     ///   would cross plain http to another machine: a Bearer token (RFC 6750
     ///   §5.3), or an OAuth 1.0a PLAINTEXT signature, which is the secrets
     ///   themselves (RFC 5849 §3.4.4). An HMAC signature reveals no secret and
@@ -45,11 +45,11 @@ public protocol Authenticator: Sendable {
     func authorize(_ request: HTTPRequest, body: Data?, with credential: Credential) throws -> HTTPRequest
 
     /// Returns a fresh credential for an expired one.
-    /// - Throws: ``AuthKitError/signInRequired(_:reason:)`` when it cannot be renewed.
+    /// - Throws: ``AuthKitError/Code/signInRequired`` when it cannot be renewed.
     func refresh(_ credential: Credential) async throws -> Credential
 
     /// Invalidates `credential` at the provider.
-    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` when the descriptor names no way to.
+    /// - Throws: ``AuthKitError/Code/notSupported`` when the descriptor names no way to.
     func revoke(_ credential: Credential) async throws
 
     /// Signs in with the device authorization grant (RFC 8628), for machines
@@ -58,7 +58,7 @@ public protocol Authenticator: Sendable {
     /// when the user has approved on another device. Cancelled while a poll
     /// is under way, it lets that poll finish and returns the credential if
     /// the poll brought one: the provider has issued it by then.
-    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` (`.deviceGrant`)
+    /// - Throws: ``AuthKitError/Code/notSupported`` (`.deviceGrant`)
     ///   when the provider offers no device grant (see
     ///   ``ProviderDescriptor/supportsDeviceGrant``).
     func authorizeWithDeviceCode(
@@ -71,13 +71,13 @@ public protocol Authenticator: Sendable {
     /// descriptor offers (a provider without public clients needs the
     /// client secret for every one; GitHub's code grant needs it, its device
     /// grant does not). A caller that can offer another way in asks first.
-    /// - Throws: ``AuthKitError/missingSetting(providerID:_:)``.
+    /// - Throws: ``AuthKitError/Code/missingSetting``.
     func checkSettingsForSignIn(browser: Bool) throws
 
     /// A token for the client itself (RFC 6749 §4.4, the client credentials
     /// grant): no user, no browser. `scopes` `nil` is the settings' or the
     /// descriptor's default.
-    /// - Throws: ``AuthKitError/notSupported(providerID:_:)``
+    /// - Throws: ``AuthKitError/Code/notSupported``
     ///   (`.clientCredentialsGrant`) for a protocol without it (OAuth 1.0a).
     func clientCredentials(scopes: [String]?, additionalParameters: [String: String], label: String?) async throws
         -> Credential
@@ -235,7 +235,7 @@ extension Authenticator {
                 guard let started = attempt.current else { throw AuthKitError.redirect(.missingState) }
                 do {
                     try validate(text, started)
-                } catch AuthKitError.authorizationFailed {
+                } catch let error as AuthKitError where [.accessDenied, .authorizationFailed].contains(error.code) {
                     return // a genuine answer, carrying the provider's error (access_denied)
                 }
             })

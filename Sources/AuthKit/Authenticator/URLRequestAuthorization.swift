@@ -22,7 +22,7 @@
         /// a stream, which could be read only once. A body without a
         /// `Content-Type` is a form to URLSession, which says so when it sends
         /// it: the request returned says so too, and its body is signed.
-        /// - Throws: ``AuthKitError/misuse(_:)`` for a request without an absolute
+        /// - Throws: ``AuthKitError/Code/misuse`` for a request without an absolute
         ///   URL or an OAuth 1.0a form body given as a stream, and as
         ///   `authorize(_:body:with:)` does.
         public func authorize(_ request: URLRequest, with credential: Credential) throws -> URLRequest {

@@ -73,7 +73,7 @@ public struct AuthorizationSession: Sendable {
     }
 
     /// Checks that a redirect answers this attempt (target, `state`, `iss`).
-    /// Throws ``AuthKitError/redirect(_:)`` for one that must be ignored (a
+    /// Throws ``AuthKitError/Code/redirectRejected`` for one that must be ignored (a
     /// loopback listener keeps waiting); returns for the genuine answer,
     /// including a genuine error answer such as `access_denied`.
     ///

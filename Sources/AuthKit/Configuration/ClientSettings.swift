@@ -125,7 +125,7 @@ public struct ClientSettings: Codable, Sendable, Hashable {
 
     /// The standard resolution for `descriptor`: `explicit`, then the process
     /// environment, then `$AUTHKIT_HOME/config.json`.
-    /// - Throws: ``AuthKitError/invalidFile(_:)`` when `config.json` is
+    /// - Throws: ``AuthKitError/Code/invalidFile`` when `config.json` is
     ///   malformed, or gives this provider a placeholder its descriptor does
     ///   not declare (a misspelt name would be ignored, and the real one
     ///   reported missing or its default used).

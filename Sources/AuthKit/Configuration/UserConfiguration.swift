@@ -88,7 +88,7 @@ package struct UserConfiguration: Codable, Sendable, Hashable {
     }
 
     /// Loads `config.json` from `home`; a missing file is an empty configuration.
-    /// - Throws: ``AuthKitError/invalidFile(_:)`` naming the file and field when it is malformed.
+    /// - Throws: ``AuthKitError/Code/invalidFile`` naming the file and field when it is malformed.
     package static func load(home: URL) throws -> UserConfiguration {
         let url = home.appendingPathComponent("config.json")
         guard let data = try contents(home: home) else { return UserConfiguration() }

@@ -83,7 +83,7 @@ public struct CredentialSource: Sendable {
     /// Not to be called inside ``CredentialStore/withRefreshLock(for:timeout:_:)``
     /// of the same store: the refresh takes that lock itself, and one going
     /// on after the call would run as if it held the caller's.
-    /// - Throws: ``AuthKitError/signInRequired(_:reason:)`` when nothing is
+    /// - Throws: ``AuthKitError/Code/signInRequired`` when nothing is
     ///   stored or the credential cannot be renewed; the refresh's own errors.
     public func current(at now: Date = Date()) async throws -> Credential {
         try await current(at: now, within: nil)
@@ -162,7 +162,7 @@ public struct CredentialSource: Sendable {
         // that timeout: a refusal that came after the deadline is still said
         // as what it is.
         if let deadline, deadline.isItsTimeout(error) { throw error }
-        if case AuthKitError.signInRequired(_, .noCredential) = error { throw error }
+        if case .signInRequired(_, .noCredential)? = error.authKitReason { throw error }
         // What was read under the lock, unless that one must be refreshed
         // (another writer stored an older credential).
         let usable = latest ?? stored
@@ -172,7 +172,7 @@ public struct CredentialSource: Sendable {
             // that says to sign in again (the grant revoked) is thrown, or
             // every call refreshed twice (here and at the API's 401) and
             // never said so.
-            if case AuthKitError.signInRequired = error { throw error }
+            if case .signInRequired? = error.authKitReason { throw error }
             transport.logger.warning("Refreshing \(key) at its assumed lifetime failed (\(error)); its token is used.")
             return usable
         }
@@ -301,7 +301,7 @@ public struct CredentialSource: Sendable {
     /// 9700 §4.14.2), and the next refresh asks the user to sign in again.
     /// Each ends by its own deadlines (its token requests' 30 s, after a
     /// wait for the account's lock).
-    /// - Throws: ``AuthKitError/store(path:reason:)`` when the provider
+    /// - Throws: ``AuthKitError`` when the provider
     ///   renewed a credential after its caller went on, and the store could
     ///   not save the renewal, whether that refresh ended before this call
     ///   or during it: the stored refresh token may be spent, and only this
@@ -424,14 +424,13 @@ public struct CredentialSource: Sendable {
                     return refreshed
                 }.value
             }
-        } catch AuthKitError.store(let path, let reason)
-            where lockCutByTheDeadline && reason.kind == .busy && !renewed.current
-        {
+        } catch let error as AuthKitError where lockCutByTheDeadline && error.code == .storeBusy && !renewed.current {
             // Waited for the lock as long as the request's time allowed: said
             // as the request's timeout. (Not a save that found the store busy
             // after the provider renewed: that is said below.)
-            throw deadline?.timedOut ?? AuthKitError.store(path: path, reason: reason)
-        } catch AuthKitError.store(let path, let reason) where renewed.current {
+            throw deadline?.timedOut ?? error
+        } catch let error as AuthKitError where renewed.current {
+            guard case .store(let path, let reason) = error.reason else { throw error }
             // The provider has answered: a rotating refresh token (RFC 9700
             // §4.14.2) is now spent, and only the unsaved answer held the new
             // one. Say so, so the user knows why the next refresh fails;
@@ -488,7 +487,7 @@ public struct CredentialSource: Sendable {
                     do {
                         latest = try await Self.renewedForRevocation(
                             latest, by: authenticator, in: store, logger: logger)
-                    } catch AuthKitError.cancelled {
+                    } catch AuthKitError.Code.cancelled {
                         throw AuthKitError.cancelled
                     } catch {
                         logger.warning(
@@ -557,7 +556,7 @@ public struct CredentialSource: Sendable {
     /// The credential goes only to the provider's API, the origins its
     /// descriptor lists in `api.origins` (a loopback mock only where it is
     /// listed, as a sandbox's descriptor lists the sandbox):
-    /// another URL throws ``AuthKitError/outsideProviderAPI(url:providerID:origins:)``
+    /// another URL throws ``AuthKitError/Code/outsideProviderAPI``
     /// before the credential is refreshed or sent. Within that, it goes only to the
     /// request's own origin: with
     /// `followRedirects`, a redirect there is followed with it (re-signed for
@@ -793,7 +792,7 @@ private struct SendDeadline: Sendable {
     /// Whether `error` is this request's own timeout (``timedOut``), not a
     /// token request's or another failure that came after the deadline.
     func isItsTimeout(_ error: any Error) -> Bool {
-        guard hasPassed, case AuthKitError.network(let url, let reason) = error else { return false }
+        guard hasPassed, case .network(let url, let reason)? = error.authKitReason else { return false }
         return url == display && reason.kind == .timedOut
     }
 

@@ -12,7 +12,7 @@
 #endif
 
 /// Reads descriptor files and turns every kind of failure into a
-/// ``FileIssue`` that names the file and the field.
+/// `FileIssue` that names the file and the field.
 package struct DescriptorLoader: Sendable {
     package init() {}
 
@@ -22,7 +22,7 @@ package struct DescriptorLoader: Sendable {
     package static let maximumFileSize = 1 << 20
 
     /// Loads, decodes and validates one file.
-    /// - Throws: ``AuthKitError/invalidFile(_:)`` listing every problem found.
+    /// - Throws: ``AuthKitError/Code/invalidFile`` listing every problem found.
     /// `displayPath` names the file in messages (the path as the user typed it); default the full path.
     /// `accepting`: a regular file only, unless a command line names a
     /// file that may be a shell's `<(…)` (a named pipe whose writer never
@@ -178,7 +178,7 @@ package struct DescriptorLoader: Sendable {
     /// the last. A provider file with two `token` sections could show a
     /// reviewer the provider's token endpoint while AuthKit sent the code and
     /// the client secret to the other one.
-    /// - Throws: ``AuthKitError/invalidFile(_:)`` naming the field and the
+    /// - Throws: ``AuthKitError/Code/invalidFile`` naming the field and the
     ///   lines of both, or the line and column where the JSON is malformed.
     static func parseRefusingRepeatedNames(_ data: Data, file: String) throws -> JSONValue {
         do {

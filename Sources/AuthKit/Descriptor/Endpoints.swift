@@ -31,7 +31,7 @@ package struct TokenEndpoint: Sendable, Hashable {
     package var refreshRequiresClientSecret: Bool
     /// The error codes with which the provider refuses a refresh token
     /// that no longer works, so the user must sign in again
-    /// (``AuthKitError/signInRequired(_:reason:)``): RFC 6749 §5.2's
+    /// (``AuthKitError/Code/signInRequired``): RFC 6749 §5.2's
     /// `invalid_grant`, and the descriptor's own (GitHub answers an expired
     /// or spent one with `bad_refresh_token`, said as a provider error until
     /// then, and nobody was asked to sign in again).

@@ -173,8 +173,13 @@ public struct ProviderCatalog: Sendable {
         return entries
     }
 
-    /// Problems of files that failed to load, by the file's base name.
-    public var problems: [String: [FileIssue]] {
+    /// Files that failed to load, by the file's base name: each an
+    /// ``AuthKitError/Code/invalidFile`` error, whose description lists
+    /// every problem of the file.
+    public var problems: [String: AuthKitError] { fileIssues.mapValues { AuthKitError.invalidFile($0) } }
+
+    /// The problems of each file that failed to load, by the file's base name.
+    package var fileIssues: [String: [FileIssue]] {
         var problems = [String: [FileIssue]]()
         for stem in sources.keys { if case .problems(let issues)? = resolve(stem) { problems[stem] = issues } }
         return problems
@@ -377,7 +382,8 @@ public struct ProviderCatalog: Sendable {
             return .entry(descriptor)
         } catch let box as FileIssueBox {
             return .problems([box.issue])
-        } catch AuthKitError.invalidFile(let issues) {
+        } catch let error as AuthKitError where error.code == .invalidFile {
+            guard case .invalidFile(let issues) = error.reason else { return .problems([]) }
             return .problems(issues)
         } catch {
             return .problems([FileIssue(file: source.path, field: "", problem: "\(error)")])
@@ -497,8 +503,8 @@ public struct ProviderCatalog: Sendable {
     public var ids: [String] { entries.keys.sorted() }
 
     /// The descriptor for `id`.
-    /// - Throws: ``AuthKitError/invalidFile(_:)`` if that provider's file is
-    ///   broken, else ``AuthKitError/unknownProvider(id:suggestions:)`` with the nearest ids.
+    /// - Throws: ``AuthKitError/Code/invalidFile`` if that provider's file is
+    ///   broken, else ``AuthKitError/Code/unknownProvider`` with the nearest ids.
     public func descriptor(id: String) throws -> ProviderDescriptor {
         switch resolve(id) {
         case .entry(let entry)?: return entry.descriptor

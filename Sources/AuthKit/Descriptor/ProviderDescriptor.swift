@@ -144,7 +144,7 @@ public struct ProviderDescriptor: Sendable, Hashable {
     }
 
     /// Reads and validates descriptor JSON, as if it were a file named `source`.
-    /// - Throws: ``AuthKitError/invalidFile(_:)`` listing every problem, each
+    /// - Throws: ``AuthKitError/Code/invalidFile`` listing every problem, each
     ///   with the field and what to do.
     public init(json: Data, source: String = "<memory>") throws {
         self = try DescriptorLoader().decode(json, file: source)
@@ -152,7 +152,7 @@ public struct ProviderDescriptor: Sendable, Hashable {
 
     /// Reads and validates a descriptor file: a regular file (a named pipe
     /// is refused, not waited on for a writer), at most 1 MiB.
-    /// - Throws: ``AuthKitError/invalidFile(_:)`` naming the file and every problem.
+    /// - Throws: ``AuthKitError/Code/invalidFile`` naming the file and every problem.
     public init(contentsOf url: URL) throws {
         self = try DescriptorLoader().load(contentsOf: url)
     }

@@ -27,11 +27,11 @@ extension ProviderDescriptor {
     /// size cap; plain http only to loopback. `timeout` bounds the whole
     /// discovery, both locations together: a server that drips its answer
     /// at the first would otherwise hold the caller for a deadline at each.
-    /// - Throws: ``AuthKitError/misuse(_:)`` (`.invalidIssuer`) for an
+    /// - Throws: ``AuthKitError/Code/misuse`` (`.invalidIssuer`) for an
     ///   `issuer` that is no issuer identifier, before anything is sent;
-    ///   ``AuthKitError/invalidFile(_:)`` when the metadata names
+    ///   ``AuthKitError/Code/invalidFile`` when the metadata names
     ///   another issuer, lacks an endpoint, or makes an invalid descriptor;
-    ///   ``AuthKitError/network(url:reason:)`` when neither location answers,
+    ///   ``AuthKitError`` when neither location answers,
     ///   or no answer is complete within `timeout`.
     public static func discover(
         issuer: URL, id: String, httpClient: (any HTTPClient)? = nil, timeout: Duration = .seconds(30)
@@ -61,26 +61,27 @@ extension ProviderDescriptor {
             do {
                 response = try await transport.send(
                     OutgoingRequest(method: .get, url: location), step: .discovery, policy: policy)
-            } catch AuthKitError.network(_, let reason) {
-                reasons.append((location.redactedForLogs, reason.detail)) // the location is said once
-                continue
-            } catch AuthKitError.cancelled {
-                // the caller's cancellation, or the deadline: not a reason to try the next location
-                throw AuthKitError.cancelled
-            } catch AuthKitError.responseTooLarge(_, let limit) {
-                answered = true
-                reasons.append((location.redactedForLogs, "larger than the \(limit) bytes allowed"))
-                continue
             } catch let error as AuthKitError {
-                // A server that answered with a redirect was reached: not "could not be reached".
-                if case .redirectNotFollowed = error { answered = true }
-                // Each reason is one clause of a list: no full stop inside it.
-                let description = "\(error)"
-                reasons.append(
-                    (
-                        location.redactedForLogs,
-                        "\(description.hasSuffix(".") ? String(description.dropLast()) : description)"
-                    ))
+                switch error.reason {
+                case .network(_, let reason):
+                    reasons.append((location.redactedForLogs, reason.detail)) // the location is said once
+                case .cancelled:
+                    // the caller's cancellation, or the deadline: not a reason to try the next location
+                    throw error
+                case .responseTooLarge(_, let limit):
+                    answered = true
+                    reasons.append((location.redactedForLogs, "larger than the \(limit) bytes allowed"))
+                default:
+                    // A server that answered with a redirect was reached: not "could not be reached".
+                    if case .redirectNotFollowed = error.reason { answered = true }
+                    // Each reason is one clause of a list: no full stop inside it.
+                    let description = "\(error)"
+                    reasons.append(
+                        (
+                            location.redactedForLogs,
+                            "\(description.hasSuffix(".") ? String(description.dropLast()) : description)"
+                        ))
+                }
                 continue
             }
             guard response.status == 200 else {
@@ -114,7 +115,8 @@ extension ProviderDescriptor {
                 // document of this issuer that fails a check is refused as
                 // before (passed over, a discovery could end without the
                 // endpoints it named).
-                guard case .invalidFile(let issues) = error, issues.contains(where: { $0.field == "issuer" }) else {
+                guard case .invalidFile(let issues) = error.reason, issues.contains(where: { $0.field == "issuer" })
+                else {
                     throw error
                 }
                 refused = refused ?? error
@@ -140,7 +142,7 @@ extension ProviderDescriptor {
     /// The descriptor made of one location's answer (a JSON object):
     /// RFC 8414's supplemented by OpenID Connect's where it lacks what only
     /// OpenID Connect defines.
-    /// - Throws: ``AuthKitError/invalidFile(_:)`` for a document that names
+    /// - Throws: ``AuthKitError/Code/invalidFile`` for a document that names
     ///   another issuer, names a field twice, or fails the descriptor's checks.
     private static func described(
         _ response: IncomingResponse, from location: URL, locations: [URL], issuer: URL, id: String,
@@ -429,7 +431,8 @@ extension ProviderDescriptor {
         file.openid = openID(metadata, endpoint: endpoint, list: list)
         do {
             return try DescriptorLoader().decode(try JSONEncoder().encode(file), file: source)
-        } catch AuthKitError.invalidFile(let issues) {
+        } catch let error as AuthKitError {
+            guard case .invalidFile(let issues) = error.reason else { throw error }
             throw AuthKitError.invalidFile(issues.map(inMetadataTerms))
         }
     }

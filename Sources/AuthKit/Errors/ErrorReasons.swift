@@ -6,8 +6,8 @@
 // built from a `Kind` and its words, so a throw site reads as one line.
 
 extension AuthKitError {
-    /// Why a request did not complete: ``AuthKitError/network(url:reason:)``.
-    public enum NetworkFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Why a request did not complete: ``AuthKitError``.
+    package enum NetworkFailure: Error, Sendable, Hashable, CustomStringConvertible {
         /// No complete answer within the time allowed (the request's deadline, or no data for a while).
         case timedOut(String)
         /// No connection: the host was not found, refused it, or could not be reached.
@@ -24,7 +24,7 @@ extension AuthKitError {
         case invalidRequest(String)
 
         /// What happened, in words; never a secret or a URL's query.
-        public var detail: String {
+        package var detail: String {
             switch self {
             case .timedOut(let detail), .connectionFailed(let detail), .connectionClosed(let detail),
                 .tlsFailure(let detail),
@@ -33,7 +33,7 @@ extension AuthKitError {
             }
         }
 
-        public var description: String { detail }
+        package var description: String { detail }
 
         package enum Kind: Sendable, Hashable {
             case timedOut, connectionFailed, connectionClosed, tlsFailure, malformedAnswer, transportUnavailable,
@@ -65,10 +65,10 @@ extension AuthKitError {
         }
     }
 
-    /// What was wrong with an answer: ``AuthKitError/invalidResponse(step:reason:)``.
+    /// What was wrong with an answer: ``AuthKitError``.
     /// A field is named by its name or path in the answer (`access_token`,
     /// `data.token`); its value, which may be a secret, never.
-    public enum ResponseProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum ResponseProblem: Error, Sendable, Hashable, CustomStringConvertible {
         /// An error status (the first value) without an error AuthKit recognises in the body.
         case unexpectedStatus(Int, detail: String)
         /// The body is not what the step reads: not JSON or form data, malformed, truncated, empty.
@@ -83,7 +83,7 @@ extension AuthKitError {
         case noMetadata(String)
 
         /// What was wrong, in words.
-        public var detail: String {
+        package var detail: String {
             switch self {
             case .unreadableBody(let detail), .noMetadata(let detail): detail
             case .unexpectedStatus(_, let detail), .missingField(_, let detail), .invalidField(_, let detail),
@@ -92,7 +92,7 @@ extension AuthKitError {
             }
         }
 
-        public var description: String { detail }
+        package var description: String { detail }
 
         package enum Kind: Sendable, Hashable {
             case unexpectedStatus(Int)
@@ -126,9 +126,9 @@ extension AuthKitError {
         }
     }
 
-    /// Why a credential store could not be used: ``AuthKitError/store(path:reason:)``.
+    /// Why a credential store could not be used: ``AuthKitError``.
     /// Each case's words say what to do.
-    public enum StoreProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum StoreProblem: Error, Sendable, Hashable, CustomStringConvertible {
         /// The store cannot be read or locked: permissions, an I/O error, a Keychain status.
         case inaccessible(String)
         /// Not a store AuthKit can read (invalid JSON, a later format, too large); left untouched.
@@ -149,7 +149,7 @@ extension AuthKitError {
         case locked(String)
 
         /// What is wrong and what to do, in words.
-        public var detail: String {
+        package var detail: String {
             switch self {
             case .inaccessible(let detail), .invalidContents(let detail), .notARegularFile(let detail),
                 .writableByOthers(let detail),
@@ -158,7 +158,7 @@ extension AuthKitError {
             }
         }
 
-        public var description: String { detail }
+        package var description: String { detail }
 
         package enum Kind: Sendable, Hashable {
             case inaccessible, invalidContents, notARegularFile, writableByOthers, notSaved, busy, locked

@@ -1,13 +1,13 @@
 /// One problem with a file AuthKit reads (a provider descriptor, `config.json`):
 /// which file, which field, what is wrong and how to fix it.
-public struct FileIssue: Sendable, Hashable, CustomStringConvertible {
+package struct FileIssue: Sendable, Hashable, CustomStringConvertible {
     /// The file's path, or `<memory>` for one built in code.
-    public var file: String
+    package var file: String
     /// A JSON path to the field, e.g. `token.url`; empty for the whole document.
-    public var field: String
-    public var problem: String
+    package var field: String
+    package var problem: String
 
-    public init(file: String, field: String, problem: String) {
+    package init(file: String, field: String, problem: String) {
         self.file = file
         self.field = field
         self.problem = problem
@@ -17,7 +17,7 @@ public struct FileIssue: Sendable, Hashable, CustomStringConvertible {
     /// field name, a quoted value or a file name comes from the file, which
     /// someone else may have written, and must not drive the terminal that
     /// shows it (an ESC sequence in a key of a downloaded provider file).
-    public var description: String {
+    package var description: String {
         let file = DisplayText.sanitized(file, limit: 1_000)
         let problem = DisplayText.sanitized(problem, limit: 2_000)
         return field.isEmpty

@@ -5,7 +5,7 @@
 #endif
 
 extension AuthKitError {
-    /// Why an ID token was refused: ``AuthKitError/idTokenRejected(providerID:reason:)``.
+    /// Why an ID token was refused: ``AuthKitError/Code/idTokenRejected``.
     ///
     /// Each case is one check of OpenID Connect Core §3.1.3.7 (and §12.2 for a
     /// refresh). A refused token leaves nothing stored. No case carries the
@@ -13,7 +13,7 @@ extension AuthKitError {
     /// provider's and the client's (issuer, audience, `azp`, key id), the
     /// header's (`alg`, `crit`, `typ`) and times (`exp`, `iat`, `nbf`,
     /// `auth_time`).
-    public enum IDTokenProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum IDTokenProblem: Error, Sendable, Hashable, CustomStringConvertible {
         /// The sign-in asked for `openid`, and the token answer has no `id_token`.
         case missing
         /// Not a compact JWS of three base64url parts with JSON header and claims.
@@ -58,7 +58,7 @@ extension AuthKitError {
         /// the one the user signed in with (Core §12.2).
         case identityChanged(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .missing:
                 "the sign-in asked for openid, but the token answer has no id_token"

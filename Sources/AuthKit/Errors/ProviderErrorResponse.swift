@@ -2,15 +2,15 @@
 /// §5.2 (token endpoint) `error`, `error_description`, `error_uri`, or a
 /// provider's own fields mapped through the descriptor (Qiita's `type` and
 /// `message`).
-public struct ProviderErrorResponse: Sendable, Hashable, Codable {
+package struct ProviderErrorResponse: Sendable, Hashable, Codable {
     /// HTTP status, when the error came from an HTTP response (not a redirect).
-    public var status: Int?
+    package var status: Int?
     /// The error code, e.g. `access_denied`, `invalid_grant`.
-    public var code: String
-    public var description: String?
-    public var uri: String?
+    package var code: String
+    package var description: String?
+    package var uri: String?
 
-    public init(status: Int? = nil, code: String, description: String? = nil, uri: String? = nil) {
+    package init(status: Int? = nil, code: String, description: String? = nil, uri: String? = nil) {
         self.status = status
         self.code = code
         self.description = description
@@ -19,7 +19,7 @@ public struct ProviderErrorResponse: Sendable, Hashable, Codable {
 
     /// `invalid_grant: Code expired (see https://…) [HTTP 400]`, with control
     /// characters escaped and each part cut short (``DisplayText``).
-    public var summary: String {
+    package var summary: String {
         var text = DisplayText.sanitized(code, limit: 100)
         if let description, !description.isEmpty { text += ": \(DisplayText.sanitized(description))" }
         // A web page for people (RFC 6749 §4.1.2.1): a `javascript:` or

@@ -2,7 +2,7 @@
 ///
 /// Each case is distinct so a loopback listener can decide to keep waiting
 /// (a stray request, a forged `state`) and a test can assert the exact reason.
-public enum RedirectError: Error, Sendable, Hashable {
+package enum RedirectError: Error, Sendable, Hashable {
     /// The URL is not the redirect URI of this attempt (scheme, host, port or path differ).
     case unexpectedTarget(expected: String, received: String)
     /// The URL could not be parsed, or a parameter has an undecodable escape.
@@ -54,7 +54,7 @@ extension RedirectError: CustomStringConvertible {
             }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unexpectedTarget(let expected, let received):
             return

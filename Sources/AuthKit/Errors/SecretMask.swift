@@ -148,7 +148,7 @@ package struct SecretMask: Sendable {
     /// claims, a redirect's target (a secret is a valid DNS label).
     package func apply(_ error: AuthKitError) -> AuthKitError {
         guard !secrets.isEmpty else { return error }
-        switch error {
+        switch error.reason {
         case .providerError(let step, let response): return .providerError(step: step, apply(response))
         case .authorizationFailed(let response): return .authorizationFailed(apply(response))
         case .invalidResponse(let step, let reason):

@@ -53,8 +53,8 @@ package enum ClientAssertion {
 
     /// The parameters that authenticate the client: `client_id`,
     /// `client_assertion_type` and `client_assertion`.
-    /// - Throws: ``AuthKitError/invalidSetting(providerID:_:problem:)`` with
-    ///   ``AuthKitError/Setting/clientSecret`` for a secret too short to be
+    /// - Throws: ``AuthKitError/Code/invalidSetting`` with
+    ///   `clientSecret` for a secret too short to be
     ///   an HS256 key (``secretProblem(_:)``), before anything is signed.
     package static func parameters(
         clientID: String, audience: String, signer: Signer, providerID: String, now: Date = Date()
@@ -139,8 +139,8 @@ package struct ClientKey: Sendable {
     }
 
     /// Reads and checks the key file at `path`.
-    /// - Throws: ``AuthKitError/invalidSetting(providerID:_:problem:)`` with
-    ///   ``AuthKitError/Setting/privateKey``, naming the file and what to do:
+    /// - Throws: ``AuthKitError/Code/invalidSetting`` with
+    ///   `privateKey`, naming the file and what to do:
     ///   unreadable, readable by others, or no key AuthKit can sign with.
     package static func load(path: String, providerID: String) throws -> ClientKey {
         func refuse(_ problem: String) -> AuthKitError {

@@ -88,7 +88,7 @@ public struct DeviceAuthorization: Sendable, Hashable, CustomStringConvertible, 
     /// - a `verification_uri_complete` on another origin than
     ///   `verification_uri` is left out: it is the one a browser opens, and
     ///   the user would read the other.
-    /// - Throws: ``AuthKitError/invalidResponse(step:reason:)`` naming the field.
+    /// - Throws: ``AuthKitError`` naming the field.
     /// - Parameter endpoint: the device authorization endpoint the answer
     ///   came from: a page on this machine over plain http is taken only
     ///   from an endpoint on this machine (a test server). From a remote
@@ -302,15 +302,21 @@ struct DevicePoller: Sendable {
                     (RFC 8628 §3.5), \(Self.retriedFailures + 1 - failures) more time\(Self.retriedFailures + 1 - failures == 1 ? "" : "s") at most.
                     """)
                 continue
-            } catch AuthKitError.providerError(_, let response) where response.code == "authorization_pending" {
-                failures = 0
-                continue // §3.5: the user has not acted yet
-            } catch AuthKitError.providerError(_, let response) where response.code == "slow_down" {
-                failures = 0
-                // §3.5: "the interval MUST be increased by 5 seconds for this and all subsequent requests"
-                interval += 5
-            } catch AuthKitError.providerError(_, let response) where Self.denials.contains(response.code) {
-                throw AuthKitError.authorizationFailed(response)
+            } catch let error as AuthKitError {
+                guard case .providerError(_, let response) = error.reason else { throw error }
+                switch response.code {
+                case "authorization_pending":
+                    failures = 0
+                    continue // §3.5: the user has not acted yet
+                case "slow_down":
+                    failures = 0
+                    // §3.5: "the interval MUST be increased by 5 seconds for this and all subsequent requests"
+                    interval += 5
+                case let code where Self.denials.contains(code):
+                    throw AuthKitError.authorizationFailed(response)
+                default:
+                    throw error
+                }
             }
         }
     }
@@ -324,7 +330,7 @@ struct DevicePoller: Sendable {
     /// The user said no: RFC 8628 §3.5's `access_denied`, and
     /// `authorization_declined`, Microsoft identity platform's word for it
     /// in the device flow ("the end user denied the authorization
-    /// request"). Either is ``AuthKitError/authorizationFailed(_:)``, so a
+    /// request"). Either is ``AuthKitError/Code/authorizationFailed``, so a
     /// caller (and the CLI's exit status) tells a refusal from a failure.
     static let denials: Set<String> = ["access_denied", "authorization_declined"]
 
@@ -332,11 +338,11 @@ struct DevicePoller: Sendable {
     /// poll may well succeed: not a cancellation, and not an answer.
     private static func isTransient(_ error: any Error) -> Bool {
         if error is ServerTrouble { return true }
-        if case AuthKitError.network = error { return true }
+        if case .network? = error.authKitReason { return true }
         // The server's own words for a passing trouble (RFC 6749 §4.1.2.1's
         // codes, which token endpoints answer too, and a 429): they say
         // nothing about this grant, which the user may have approved.
-        if case AuthKitError.providerError(_, let response) = error,
+        if case .providerError(_, let response)? = error.authKitReason,
             ["server_error", "temporarily_unavailable"].contains(response.code)
                 || (response.status == 429 && !Self.pollAnswers.contains(response.code))
         {

@@ -31,7 +31,7 @@ package struct FlowTransport: Sendable {
 
     /// Sends a token-endpoint style request and reads the whole answer under
     /// `policy` (by default: no redirects, 1 MiB, 30 s).
-    /// A cancelled task ends with ``AuthKitError/cancelled``, as every AuthKit call does.
+    /// A cancelled task ends with ``AuthKitError/Code/cancelled``, as every AuthKit call does.
     package func send(_ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy = .tokenEndpoint) async throws
         -> IncomingResponse
     {
@@ -209,7 +209,8 @@ package struct FlowTransport: Sendable {
     static func speakingOf<Result>(_ display: String, _ body: () async throws -> Result) async throws -> Result {
         do {
             return try await body()
-        } catch AuthKitError.network(_, let reason) {
+        } catch let error as AuthKitError {
+            guard case .network(_, let reason) = error.reason else { throw error }
             throw AuthKitError.network(url: display, reason: reason)
         }
     }
@@ -293,7 +294,7 @@ package struct OpenedResponse: Sendable {
     package var credentialed = true
 
     /// Passes each chunk to `consume` as it arrives, and stops the transfer with
-    /// ``AuthKitError/responseTooLarge(url:limit:)`` once more than the cap has arrived.
+    /// ``AuthKitError/Code/responseTooLarge`` once more than the cap has arrived.
     package func forEachChunk(_ consume: (Data) throws -> Void) async throws {
         var total = 0
         var chunks = body.makeAsyncIterator()

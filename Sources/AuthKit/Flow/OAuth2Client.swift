@@ -33,14 +33,14 @@ public struct OAuth2Client: Authenticator {
 
     /// `httpClient` sends every request; `nil` is the platform's default
     /// (``CurlHTTPClient`` on Linux, ``URLSessionHTTPClient`` elsewhere).
-    /// - Throws: ``AuthKitError/missingSetting(providerID:_:)`` when the client
+    /// - Throws: ``AuthKitError/Code/missingSetting`` when the client
     ///   id or a placeholder value is missing;
-    ///   ``AuthKitError/invalidSetting(providerID:_:problem:)`` for a
+    ///   ``AuthKitError/Code/invalidSetting`` for a
     ///   placeholder value that would not make a host, or a client secret
     ///   too short to sign the `client_secret_jwt` assertions the descriptor
     ///   asks for (RFC 7518 §3.2: at least 32 bytes);
-    ///   ``AuthKitError/unusableRedirectURI(uri:reason:)`` for a configured
-    ///   redirect URI that cannot be one; ``AuthKitError/misuse(_:)``
+    ///   ``AuthKitError/Code/unusableRedirectURI`` for a configured
+    ///   redirect URI that cannot be one; ``AuthKitError/Code/misuse``
     ///   for a descriptor that is not OAuth 2.0.
     public init(
         descriptor: ProviderDescriptor,
@@ -90,9 +90,9 @@ public struct OAuth2Client: Authenticator {
     /// browser, its history or an extension could read or change. Where it
     /// binds tokens to a key (DPoP, RFC 9449), the attempt's key is made here
     /// and named by `dpop_jkt` (§10), binding the code to it.
-    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` for a device-only
+    /// - Throws: ``AuthKitError/Code/notSupported`` for a device-only
     ///   provider (no `authorization` endpoint);
-    ///   ``AuthKitError/Misuse/invalidScope(_:)`` for a scope that is not one
+    ///   ``AuthKitError/Code/misuse`` for a scope that is not one
     ///   scope token (``checkScopes(_:)``).
     ///
     /// A client without the secret may start a sign-in that a provider
@@ -310,7 +310,7 @@ public struct OAuth2Client: Authenticator {
 
     /// Exchanges an authorization code (RFC 6749 §4.1.3) and runs the
     /// descriptor's follow-up exchange, if any.
-    /// - Throws: ``AuthKitError/missingSetting(providerID:_:)`` (`.clientSecret`)
+    /// - Throws: ``AuthKitError/Code/missingSetting`` (`.clientSecret`)
     ///   before sending, when the provider has no public clients
     ///   (`token.requiresClientSecret`) and the settings hold no secret.
     public func exchange(code: String, pending: PendingAuthorization, label: String? = nil) async throws -> Credential {
@@ -334,7 +334,7 @@ public struct OAuth2Client: Authenticator {
     /// Save the result before using it (a rotated refresh token that is not
     /// saved is lost): ``CredentialSource`` does, and shares the refresh
     /// across processes too.
-    /// - Throws: ``AuthKitError/signInRequired(_:reason:)`` when there is no
+    /// - Throws: ``AuthKitError/Code/signInRequired`` when there is no
     ///   refresh token, or the provider refuses it (`invalid_grant`).
     public func refresh(_ credential: Credential) async throws -> Credential {
         try checkCredential(credential)
@@ -371,9 +371,10 @@ public struct OAuth2Client: Authenticator {
                 }
                 return refreshed
             }
-        } catch AuthKitError.providerError(.refresh, let response)
-            where client.token.refreshRefusedErrors.contains(where: { ExactText.same($0, response.code) })
-        {
+        } catch let error as AuthKitError {
+            guard case .providerError(.refresh, let response) = error.reason,
+                client.token.refreshRefusedErrors.contains(where: { ExactText.same($0, response.code) })
+            else { throw error }
             // RFC 6749 §5.2: the refresh token is invalid, expired or revoked
             // (`invalid_grant`, or the descriptor's own code for it).
             throw AuthKitError.signInRequired(credential.key, reason: .refreshRefused(response))
@@ -395,7 +396,7 @@ public struct OAuth2Client: Authenticator {
     /// is logged, not thrown. A refused first call still lets the second
     /// try, then throws the first call's error: the refresh token stands.
     /// A descriptor whose `revocation` names its own parameters gets exactly that call.
-    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` when the descriptor names no revocation.
+    /// - Throws: ``AuthKitError/Code/notSupported`` when the descriptor names no revocation.
     public func revoke(_ credential: Credential) async throws {
         try checkCredential(credential)
         guard let template = descriptor.revocation else {
@@ -410,7 +411,7 @@ public struct OAuth2Client: Authenticator {
         var refreshRefusal: (any Error)?
         do {
             try await calls.revoke(credential, using: template.revokingRefreshToken)
-        } catch AuthKitError.cancelled {
+        } catch AuthKitError.Code.cancelled {
             throw AuthKitError.cancelled
         } catch {
             refreshRefusal = error
@@ -445,7 +446,7 @@ public struct OAuth2Client: Authenticator {
     ///   `use_dpop_nonce` (RFC 9449 §9), for a caller that sends the request
     ///   itself: it goes in this proof and, for its origin, in later ones of
     ///   this process. Ignored for a Bearer credential.
-    /// - Throws: ``AuthKitError/misuse(_:)`` for a nonce that is not one (§8.1:
+    /// - Throws: ``AuthKitError/Code/misuse`` for a nonce that is not one (§8.1:
     ///   printable ASCII without `"` or `\`, here at most 1,024 bytes).
     public func authorize(
         _ request: HTTPRequest, with credential: Credential, dpopNonce: String? = nil
@@ -546,7 +547,7 @@ public struct OAuth2Client: Authenticator {
     /// with a stored credential's access token as the subject: sent, like a
     /// refresh, only to a token endpoint at an origin that issued it (a
     /// descriptor changed since, or another `{tenant}`, is refused with
-    /// ``AuthKitError/SignInReason/endpointChanged(origin:)``).
+    /// ``AuthKitError/Code/signInRequired``).
     package func exchangeToken(
         _ subject: Credential, audience: [String] = [], resources: [String] = [], scopes: [String] = [],
         label: String? = nil
@@ -572,7 +573,7 @@ public struct OAuth2Client: Authenticator {
     /// allows (RFC 7662, token introspection), the client authenticating as
     /// at the token endpoint.
     /// - Parameter hint: `access_token` or `refresh_token` (§2.1), to speed the server's search.
-    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` (`.introspection`)
+    /// - Throws: ``AuthKitError/Code/notSupported`` (`.introspection`)
     ///   when the descriptor names no introspection endpoint.
     public func introspect(_ token: String, hint: String? = nil) async throws -> TokenIntrospection {
         guard let url = client.introspectionURL else {
@@ -595,7 +596,7 @@ public struct OAuth2Client: Authenticator {
     /// or its private key (`private_key_jwt`). The credential is renewed by
     /// asking again, as §4.4.3 issues no refresh token: ``refresh(_:)`` and
     /// ``CredentialSource`` do so when it is due.
-    /// - Throws: ``AuthKitError/missingSetting(providerID:_:)`` (`.clientSecret`)
+    /// - Throws: ``AuthKitError/Code/missingSetting`` (`.clientSecret`)
     ///   for a client with neither a secret nor a private key.
     public func clientCredentials(
         scopes: [String]? = nil, additionalParameters: [String: String] = [:], label: String? = nil
@@ -642,8 +643,8 @@ public struct OAuth2Client: Authenticator {
     /// Asks the provider for a device code and a user code (RFC 8628 §3.1–3.2).
     /// Show the user ``DeviceAuthorization/userCode`` and
     /// ``DeviceAuthorization/verificationURI``, then call ``pollDeviceAuthorization(_:label:)``.
-    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` when the descriptor has no `device` section;
-    ///   ``AuthKitError/Misuse/invalidScope(_:)`` for a scope that is not one scope token.
+    /// - Throws: ``AuthKitError/Code/notSupported`` when the descriptor has no `device` section;
+    ///   ``AuthKitError/Code/misuse`` for a scope that is not one scope token.
     public func startDeviceAuthorization(scopes: [String]? = nil, additionalParameters: [String: String] = [:])
         async throws -> DeviceAuthorization
     {
@@ -670,10 +671,10 @@ public struct OAuth2Client: Authenticator {
     /// this polling as long as it says. Bound it with your own deadline
     /// (cancel the task); `authkit authorize --device` stops after an hour
     /// unless `--timeout` says otherwise.
-    /// - Throws: ``AuthKitError/authorizationFailed(_:)`` (`access_denied`)
-    ///   when the user declines; ``AuthKitError/providerError(step:_:)`` with
-    ///   `expired_token` when the codes expire first; ``AuthKitError/cancelled``;
-    ///   ``AuthKitError/missingSetting(providerID:_:)`` (`.clientSecret`)
+    /// - Throws: ``AuthKitError/Code/authorizationFailed`` (`access_denied`)
+    ///   when the user declines; ``AuthKitError/Code/providerError`` with
+    ///   `expired_token` when the codes expire first; ``AuthKitError/Code/cancelled``;
+    ///   ``AuthKitError/Code/missingSetting`` (`.clientSecret`)
     ///   before the first poll, when `device.requiresClientSecret` and the
     ///   settings hold no secret.
     public func pollDeviceAuthorization(_ authorization: DeviceAuthorization, label: String? = nil) async throws
@@ -704,8 +705,8 @@ public struct OAuth2Client: Authenticator {
 
     // MARK: - The whole flow
 
-    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` for a device-only
-    ///   provider, and ``AuthKitError/missingSetting(providerID:_:)`` for a
+    /// - Throws: ``AuthKitError/Code/notSupported`` for a device-only
+    ///   provider, and ``AuthKitError/Code/missingSetting`` for a
     ///   missing secret the provider requires, before the user agent is started.
     public func authorize(using userAgent: some UserAgent, options: AuthorizationOptions) async throws -> Credential {
         _ = try authorizationEndpoint()

@@ -28,8 +28,8 @@ package struct RedirectParser: Sendable {
     }
 
     /// Returns the authorization code.
-    /// - Throws: ``AuthKitError/redirect(_:)`` when the URL is not a valid answer
-    ///   to `pending`; ``AuthKitError/authorizationFailed(_:)`` when it is, and carries `error`.
+    /// - Throws: ``AuthKitError/Code/redirectRejected`` when the URL is not a valid answer
+    ///   to `pending`; ``AuthKitError/Code/authorizationFailed`` when it is, and carries `error`.
     package func code(from url: URL, for pending: PendingAuthorization) throws -> String {
         try code(from: url.absoluteString, for: pending)
     }
@@ -92,7 +92,7 @@ package struct RedirectParser: Sendable {
     }
 
     /// The decoded query parameters of `text`, once it has passed checks 1–3.
-    /// - Throws: ``AuthKitError/redirect(_:)`` naming the first check it fails.
+    /// - Throws: ``AuthKitError/Code/redirectRejected`` naming the first check it fails.
     package func parameters(of text: String, expectedTarget: String) throws -> [String: String] {
         var text = text.trimmingSpacesAndNewlines()
         if let appendedFragment, text.hasSuffix("#" + appendedFragment) {

@@ -184,7 +184,7 @@ final class RefreshCoordinator: @unchecked Sendable {
             // and never waited, as with a transport that answers at once.
             if let ended = flight.outcome.ended { return (ended, leads) }
         }
-        // A cancelled caller stops waiting (``AuthKitError/cancelled``, as a
+        // A cancelled caller stops waiting (``AuthKitError/Code/cancelled``, as a
         // cancelled request says); the flight goes on, and is forgotten when it ends.
         let result = await flight.outcome.wait(ticket) ?? .failure(AuthKitError.cancelled)
         return (result, leads)

@@ -86,7 +86,7 @@ package final class SharedOutcome<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Joins and waits, as a caller with nothing else to do meanwhile.
-    /// - Throws: the outcome's error, or ``AuthKitError/cancelled`` when the
+    /// - Throws: the outcome's error, or ``AuthKitError/Code/cancelled`` when the
     ///   caller's task was cancelled first.
     package func value() async throws -> Value {
         guard let outcome = await wait(join()) else { throw AuthKitError.cancelled }

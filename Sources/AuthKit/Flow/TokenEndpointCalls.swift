@@ -236,27 +236,27 @@ final class TokenEndpointCalls: Sendable {
     /// Whether `error` says the ID token could not be checked, rather than
     /// that it was checked and failed.
     private static func isUncheckable(_ error: any Error) -> Bool {
-        switch error {
-        case AuthKitError.idTokenRejected(_, .keySetUnusable): return true
+        switch error.authKitReason {
+        case .idTokenRejected(_, .keySetUnusable)?: return true
         // A key the set does not hold yet: the provider rotated its keys and
         // the set was fetched too recently to be fetched again (30 s), or a
         // copy of it lags. Nothing of the token is taken; refused, the
         // rotated refresh token was lost (every user's, in a web backend,
         // for those 30 s).
-        case AuthKitError.idTokenRejected(_, .unknownKey): return true
+        case .idTokenRejected(_, .unknownKey)?: return true
         // Judged by this machine's clock, which may be minutes off (§3.1.3.7
         // items 9 and 10 leave the skew to the client): nothing of the
         // token is taken, and refused, a right answer cost the rotated
         // refresh token.
         case _ where isJudgedByTheClock(error): return true
-        case AuthKitError.network, AuthKitError.invalidResponse, AuthKitError.responseTooLarge: return true
+        case .network?, .invalidResponse?, .responseTooLarge?: return true
         default: return false
         }
     }
 
     private static func isJudgedByTheClock(_ error: any Error) -> Bool {
-        switch error {
-        case AuthKitError.idTokenRejected(_, .expired), AuthKitError.idTokenRejected(_, .notYetValid): true
+        switch error.authKitReason {
+        case .idTokenRejected(_, .expired)?, .idTokenRejected(_, .notYetValid)?: true
         default: false
         }
     }
@@ -280,7 +280,7 @@ final class TokenEndpointCalls: Sendable {
     /// (RFC 6750 §2.1). Stored, it would look signed in and fail every
     /// request. A refresh's answer is not refused here: its rotated refresh
     /// token must be kept (RFC 9700 §4.14.2), and using the token names the
-    /// type and the fix (``AuthKitError/Misuse/unsupportedTokenType(_:)``).
+    /// type and the fix (``AuthKitError/Code/misuse``).
     /// - Parameter rotated: a refresh whose answer carried a new refresh
     ///   token: the provider may have spent the one it was sent (RFC 9700
     ///   §4.14.2), which the refusal then says, as the stored credential's
@@ -547,9 +547,8 @@ final class TokenEndpointCalls: Sendable {
         let fields: TokenResponseParser.Fields
         do {
             fields = try parser.parse(response)
-        } catch AuthKitError.invalidResponse(let step, let reason)
-            where response.status >= 500 || response.status == 429
-        {
+        } catch let error as AuthKitError where response.status >= 500 || response.status == 429 {
+            guard case .invalidResponse(let step, let reason) = error.reason else { throw error }
             // An HTML 502 from a proxy, a 503 while the server restarts, a
             // 429 (too many polls, RFC 8628 §3.5 asks to slow down): the
             // server's trouble, not an answer about this grant (an OAuth
@@ -655,7 +654,8 @@ final class TokenEndpointCalls: Sendable {
     ) throws -> TokenResponseParser.Fields {
         do {
             return try parser.parse(response)
-        } catch AuthKitError.invalidResponse(let step, let reason) where step == .refresh {
+        } catch let error as AuthKitError {
+            guard case .invalidResponse(let step, let reason) = error.reason, step == .refresh else { throw error }
             guard let members = try? parser.members(of: response),
                 case .string(let rotated)? = mapping.refreshToken.firstValue(in: members)?.value,
                 !rotated.isEmpty, rotated != previous?.refreshToken

@@ -195,7 +195,8 @@ package struct TokenResponseParser: Sendable {
             guard step == .refresh else { return try read() }
             do {
                 return try read()
-            } catch AuthKitError.invalidResponse(_, let reason) {
+            } catch let error as AuthKitError {
+                guard case .invalidResponse(_, let reason) = error.reason else { throw error }
                 dropped.append(SecretMask(response.secrets).apply(reason.detail))
                 return nil
             }

@@ -33,8 +33,8 @@ extension OAuth2Client {
     /// how a web sign-in knows whom the session is for.
     ///
     /// The request is ``bearerGET(_:with:step:)``'s.
-    /// - Throws: ``AuthKitError/providerError(step:_:)`` for a refusal with
-    ///   an RFC 6750 challenge; ``AuthKitError/invalidResponse(step:reason:)``
+    /// - Throws: ``AuthKitError/Code/providerError`` for a refusal with
+    ///   an RFC 6750 challenge; ``AuthKitError``
     ///   for an answer without the subject.
     package func whoAmI(_ credential: Credential) async throws -> (
         subject: String, name: String?, answer: [String: JSONValue]

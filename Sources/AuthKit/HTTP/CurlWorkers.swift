@@ -57,7 +57,7 @@
         enum Slot {
             case handle(UnsafeMutableRawPointer)
             /// No thread could be started, or libcurl made no handle: the reason,
-            /// a clause for ``AuthKitError/network(url:reason:)``.
+            /// a clause for ``AuthKitError``.
             case unavailable(String)
         }
 

@@ -26,7 +26,7 @@ import HTTPTypes
 ///   deadline while bytes arrive, so a hostile server cannot make it hold
 ///   more than the cap;
 /// - return non-2xx responses as responses and throw only for transport failures
-///   (a body cut short of its length is one), as ``AuthKitError/network(url:reason:)``.
+///   (a body cut short of its length is one), as ``AuthKitError``.
 ///
 /// AuthKit's tests hold every transport it ships to these promises against
 /// hostile servers (`TransportContract` in Tests/AuthKitTestSupport); a

@@ -82,7 +82,7 @@ package enum DeadlineStop: Sendable, Equatable {
 /// buffers, a test) costs no thread hand-off. Cancelling the caller cancels
 /// the operation; the call returns when the operation has ended (every
 /// AuthKit transport ends promptly once cancelled), with
-/// ``AuthKitError/cancelled``.
+/// ``AuthKitError/Code/cancelled``.
 package func withDeadline<Result: Sendable>(
     _ duration: Duration, allowed: Duration? = nil, display: String,
     stoppedBy stop: DeadlineStop = .cancellingItsTask,

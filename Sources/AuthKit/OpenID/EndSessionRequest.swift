@@ -67,7 +67,7 @@ extension OAuth2Client {
     /// one the client registered with the provider as a post-logout
     /// redirect URI; `state` comes back with the user, for the app to check
     /// byte for byte).
-    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` (`.endSession`)
+    /// - Throws: ``AuthKitError/Code/notSupported`` (`.endSession`)
     ///   when the descriptor names no end-session endpoint.
     public func endSession(
         _ credential: Credential, postLogoutRedirectURI: String? = nil, state: String? = nil

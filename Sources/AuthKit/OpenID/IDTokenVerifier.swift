@@ -10,7 +10,7 @@ import JWTKit
 /// Checks an ID token as OpenID Connect Core §3.1.3.7 asks, and says who
 /// signed in: the token's signature against the provider's published key
 /// (verified by jwt-kit), and every claim AuthKit relies on (checked here, so
-/// that each refusal is a case of ``AuthKitError/IDTokenProblem``).
+/// that each refusal is a case of `AuthKitError.IDTokenProblem`).
 ///
 /// The order matters: the header is read and its algorithm checked before any
 /// key is looked up, and no claim is read before the signature verifies.
@@ -82,7 +82,7 @@ package struct IDTokenVerifier: Sendable {
         }
     }
 
-    /// The verified identity, or ``AuthKitError/IDTokenProblem``.
+    /// The verified identity, or `AuthKitError.IDTokenProblem`.
     package func verify(_ token: String, _ expected: Expectations, now: Date = Date()) async throws -> Identity {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else {

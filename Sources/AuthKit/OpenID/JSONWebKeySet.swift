@@ -26,7 +26,7 @@ package struct JSONWebKeySet: Sendable, Hashable {
     /// The largest key set read (a JWKS of a few dozen RSA keys is under 20 KB).
     package static let maximumSize = 256 * 1024
 
-    /// Reads a JWKS document. Throws ``AuthKitError/IDTokenProblem`` (`.keySetUnusable`).
+    /// Reads a JWKS document. Throws `AuthKitError.IDTokenProblem` (`.keySetUnusable`).
     package static func parse(_ data: Data) throws(AuthKitError.IDTokenProblem) -> JSONWebKeySet {
         let value: JSONValue
         do {

@@ -202,7 +202,7 @@ package actor KeySetCache {
     /// What a caller gets of a fetch under way: its keys, or, when it
     /// failed, the aged copy for a caller that only needs a copy (a refetch
     /// for an unknown key fails as the fetch did). A cancelled caller stops
-    /// waiting (``AuthKitError/cancelled``); the fetch goes on.
+    /// waiting (``AuthKitError/Code/cancelled``); the fetch goes on.
     private func outcome(of fetch: Fetch, key: String, refetch: Bool, now: Date) async throws -> JSONWebKeySet {
         do {
             return try await fetch.value()
@@ -253,12 +253,17 @@ package actor KeySetCache {
         let response: IncomingResponse
         do {
             response = try await transport.send(request, step: .keySet, policy: policy)
-        } catch AuthKitError.redirectNotFollowed(_, let status, let location) {
-            throw AuthKitError.IDTokenProblem.keySetUnusable(
-                "\(url.redactedForLogs) answered \(status), a redirect to \(location), which is not followed")
-        } catch AuthKitError.responseTooLarge(_, let limit) {
-            throw AuthKitError.IDTokenProblem.keySetUnusable(
-                "\(url.redactedForLogs) sent more than \(limit / 1024) KiB, more than any key set")
+        } catch let error as AuthKitError {
+            switch error.reason {
+            case .redirectNotFollowed(_, let status, let location):
+                throw AuthKitError.IDTokenProblem.keySetUnusable(
+                    "\(url.redactedForLogs) answered \(status), a redirect to \(location), which is not followed")
+            case .responseTooLarge(_, let limit):
+                throw AuthKitError.IDTokenProblem.keySetUnusable(
+                    "\(url.redactedForLogs) sent more than \(limit / 1024) KiB, more than any key set")
+            default:
+                throw error
+            }
         }
         guard response.status == 200 else {
             throw AuthKitError.IDTokenProblem.keySetUnusable("\(url.redactedForLogs) answered \(response.status)")

@@ -43,13 +43,13 @@ extension OAuth2Client {
     /// are refused with a clear error; no bundled provider sends one unasked.
     /// The request follows the token endpoint's policy: no redirects (the
     /// token would follow them), a size cap, a deadline.
-    /// - Throws: ``AuthKitError/notSupported(providerID:_:)`` (`.userInfo`)
+    /// - Throws: ``AuthKitError/Code/notSupported`` (`.userInfo`)
     ///   when the descriptor names no UserInfo endpoint;
-    ///   ``AuthKitError/signInRequired(_:reason:)`` (`.noVerifiedIdentity`)
-    ///   for a credential without one; ``AuthKitError/providerError(step:_:)``
+    ///   ``AuthKitError/Code/signInRequired`` (`.noVerifiedIdentity`)
+    ///   for a credential without one; ``AuthKitError/Code/providerError``
     ///   for the endpoint's refusal (RFC 6750 §3: `invalid_token` when the
     ///   access token expired: refresh it, through ``CredentialSource``);
-    ///   ``AuthKitError/invalidResponse(step:reason:)`` for an answer about
+    ///   ``AuthKitError`` for an answer about
     ///   another user, or not a JSON object.
     public func userInfo(_ credential: Credential) async throws -> UserInfo {
         try checkCredential(credential)

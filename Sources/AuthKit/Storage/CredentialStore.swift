@@ -28,7 +28,7 @@ public protocol CredentialStore: Sendable {
     /// store shared between processes should exclude them too, as
     /// ``FileCredentialStore`` does with a lock file; a Keychain store, say,
     /// can use a lock file beside the app's data. Waiting longer than
-    /// `timeout` throws ``AuthKitError/store(path:reason:)``, never hangs.
+    /// `timeout` throws ``AuthKitError``, never hangs.
     func withRefreshLock<Result: Sendable>(
         for key: CredentialKey, timeout: Duration, _ body: @Sendable () async throws -> Result
     ) async throws -> Result
@@ -69,7 +69,7 @@ extension CredentialStore {
                 let earlier: Credential?
                 do {
                     earlier = try await self.credential(for: credential.key)
-                } catch AuthKitError.store(_, .invalidContents) {
+                } catch AuthKitError.Code.storeInvalidContents {
                     earlier = nil
                 }
                 credential = credential.keepingRefreshToken(of: earlier)

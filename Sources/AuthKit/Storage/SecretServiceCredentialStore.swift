@@ -253,7 +253,8 @@
             let existing: Credential?
             do {
                 existing = try await credential(for: key)
-            } catch AuthKitError.store(let path, let reason) {
+            } catch let error as AuthKitError {
+                guard case .store(let path, let reason) = error.reason else { throw error }
                 guard reason.kind == .invalidContents else {
                     // A delete that did not happen, as the clear's own failure is.
                     throw AuthKitError.store(path: path, reason: .init(.notSaved, reason.detail))
@@ -296,7 +297,8 @@
                 if !FileCredentialStore.removing {
                     do {
                         try await checkWritable()
-                    } catch AuthKitError.store(let path, let reason) where reason.kind != .locked {
+                    } catch let error as AuthKitError where error.code != .storeLocked {
+                        guard case .store(let path, let reason) = error.reason else { throw error }
                         // Said as the save would have failed (exit 74 in the
                         // CLI); a locked keyring stays `locked` (75: unlock it
                         // and try again).

@@ -13,7 +13,7 @@
     ///     let credential = try await client.authorize(using: agent)
     ///
     /// The callback is derived from the redirect URI (``WebAuthenticationCallback``);
-    /// closing the sheet throws ``AuthKit/AuthKitError/cancelled``, and cancelling
+    /// closing the sheet throws ``AuthKit/AuthKitError/Code/cancelled``, and cancelling
     /// the task closes the sheet. The session is created, started and cancelled on
     /// the main actor, as AuthenticationServices requires.
     public struct WebAuthenticationUserAgent: UserAgent {

@@ -11,7 +11,7 @@ package enum KeychainStatus {
     package static let userCanceled: Int32 = -128
 
     /// What `status` means, as a case a caller can switch on: a locked
-    /// Keychain is ``AuthKit/AuthKitError/StoreProblem/locked(_:)`` (try
+    /// Keychain is ``AuthKit/AuthKitError/Code/storeLocked`` (try
     /// again once unlocked: an app must not take it as signed out), every
     /// other failure `inaccessible`.
     package static func problem(_ status: Int32, accessGroup: String?) -> AuthKitError.StoreProblem {

@@ -20,7 +20,7 @@ package enum WebAuthenticationCallback: Sendable, Hashable {
     ///   https redirect (iOS 17.4, macOS 14.4 and later): where it cannot,
     ///   one is refused here, before the authorization URL is made (for
     ///   OAuth 1.0a, before a request token is asked for and spent).
-    /// - Throws: ``AuthKit/AuthKitError/unusableRedirectURI(uri:reason:)``
+    /// - Throws: ``AuthKit/AuthKitError/Code/unusableRedirectURI``
     ///   naming what to register instead.
     package init(redirectURI: URL, httpsCallbacksAvailable: Bool = true) throws {
         let text = redirectURI.absoluteString

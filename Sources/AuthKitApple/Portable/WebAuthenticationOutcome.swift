@@ -3,7 +3,7 @@ import Foundation
 
 /// How a finished web authentication session becomes AuthKit's answer: the
 /// callback URL, or an ``AuthKit/AuthKitError`` — the user closing the sheet is
-/// ``AuthKit/AuthKitError/cancelled``, like Ctrl-C in the CLI, so an app can
+/// ``AuthKit/AuthKitError/Code/cancelled``, like Ctrl-C in the CLI, so an app can
 /// tell "the user changed their mind" from a failure.
 ///
 /// Written against the error's domain and code rather than

@@ -544,10 +544,14 @@ struct Authorize: WorkspaceCommand {
             credential = signedIn
             try await Self.keep(credential, in: workspace.store)
             Interrupt.lowerShield(done: true)
-        } catch AuthKitError.cancelled where timedOut.current {
+        } catch AuthKitError.Code.cancelled {
             Interrupt.lowerShield(done: false)
             throw CLIError(timedOutMessage(), status: .timedOut)
-        } catch AuthKitError.providerError(_, let response) where response.code == "expired_token" {
+        } catch let error as AuthKitError {
+            guard case .providerError(_, let response) = error.reason, response.code == "expired_token" else {
+                Interrupt.lowerShield(done: false, failure: error)
+                throw error
+            }
             // The wait ran out (RFC 8628 §3.5), by the provider's clock or
             // this one's: exit 5 as --timeout's, not 3, consent denied's, so
             // a script can tell "start again" from "refused".
@@ -583,7 +587,7 @@ struct Authorize: WorkspaceCommand {
                 }))
         do {
             credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
-        } catch AuthKitError.cancelled {
+        } catch AuthKitError.Code.cancelled {
             // Read, and nothing in it: the agent's only way to cancel.
             switch answer.withLock({ $0 }) {
             case .tooLong(let limit)?:
@@ -645,7 +649,7 @@ struct Authorize: WorkspaceCommand {
                         // No person is there to open the URL: waiting would only end at --timeout.
                         status.stop()
                         let error = browserError.current
-                        if case AuthKitError.authorizationFailed(let response)? = error {
+                        if case .authorizationFailed(let response)? = error?.authKitReason {
                             let other =
                                 response.status == 404
                                 ? " Does the sandbox at \(workspace.sandbox?.absoluteString ?? "") emulate \(descriptor.name)? Start one that does: authkit sandbox serve --provider \(descriptor.id)."
@@ -714,7 +718,8 @@ struct Authorize: WorkspaceCommand {
     static func keep(_ credential: Credential, in store: some CredentialStore) async throws {
         do {
             try await store.saveSignIn(credential)
-        } catch AuthKitError.store(let path, let reason) {
+        } catch let error as AuthKitError {
+            guard case .store(let path, let reason) = error.reason else { throw error }
             throw AuthKitError.store(
                 path: path,
                 reason: .init(

@@ -21,7 +21,7 @@ import HTTPTypes
 struct ClientlessAuthenticator: Authenticator {
     let descriptor: ProviderDescriptor
     let settings: ClientSettings
-    /// What building the client threw: ``AuthKitError/missingSetting(providerID:_:)``.
+    /// What building the client threw: ``AuthKitError/Code/missingSetting``.
     let missing: AuthKitError
 
     func authorize(using userAgent: some UserAgent, options: AuthorizationOptions) async throws -> Credential {

@@ -129,7 +129,7 @@ struct DefaultAccounts {
         } catch let error as AuthKitError {
             // Another `authkit` holding the lock past the wait is neither a
             // full disk nor a file to fix: said as the credential store's is.
-            if case .store(_, let reason) = error, reason.kind == .busy {
+            if case .store(_, let reason) = error.reason, reason.kind == .busy {
                 throw CLIError(
                     "\(file.path) is being changed by another authkit (its lock was held for 10 s); nothing was changed. Try again once it has finished.",
                     status: .badInput)
@@ -140,7 +140,7 @@ struct DefaultAccounts {
             // fix (it was 65). Named by its path, not as "Credential store":
             // the lock is this file's; the advice is the reason's own, but
             // for a file system that took nothing.
-            guard case .store(let path, let reason) = error else { throw error }
+            guard case .store(let path, let reason) = error.reason else { throw error }
             let advice = reason.kind == .notSaved ? " Make room, or make its directory writable." : ""
             throw CLIError("\(path): \(reason.detail) Nothing was changed.\(advice)", status: .outputFailed)
         }

@@ -41,7 +41,7 @@ enum ErrorReport {
     static func message(
         for error: AuthKitError, environment: [String: String] = ProcessInfo.processInfo.environment, flags: Bool = true
     ) -> String {
-        switch error {
+        switch error.reason {
         case .missingSetting(let providerID, let setting):
             return
                 "\(providerID): no \(setting.name) is configured. \(hint(for: setting, providerID: providerID, environment: environment, flags: flags))"

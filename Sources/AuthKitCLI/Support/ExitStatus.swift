@@ -46,7 +46,7 @@ enum ExitStatus: Int32, CaseIterable {
     init(for error: Error) {
         switch error {
         case let error as AuthKitError:
-            switch error {
+            switch error.reason {
             case .authorizationFailed, .providerError, .invalidResponse, .idTokenRejected: self = .providerError
             case .signInRequired(_, .refreshRefused): self = .providerError
             case .signInRequired(_, .noCredential): self = .usage
@@ -62,14 +62,12 @@ enum ExitStatus: Int32, CaseIterable {
             case .store(_, let reason) where reason.kind == .locked: self = .storeLocked
             case .invalidFile, .redirect, .store: self = .badInput
             case .cancelled: self = .cancelled
+            case .loopback(.portInUse), .loopback(.bindFailed): self = .usage
+            case .loopback(.timedOut): self = .timedOut
+            case .sandbox: self = .usage // like a redirect port in use: choose another --port
+            // Thrown by the web and PostgreSQL products, which no command runs.
+            case .webSignIn, .encryption: self = .failure
             }
-        case let error as LoopbackError:
-            switch error {
-            case .portInUse, .bindFailed: self = .usage
-            case .timedOut: self = .timedOut
-            }
-        case is SandboxError:
-            self = .usage // like a redirect port in use: choose another --port
         case is CLIError:
             self = (error as! CLIError).status
         default:

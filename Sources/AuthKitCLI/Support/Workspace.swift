@@ -119,7 +119,7 @@ struct Workspace {
             do {
                 if let credential = try await store.credential(for: key) { credentials.append(credential) }
             } catch let error as AuthKitError {
-                guard case .store(_, let reason) = error, reason.kind == .invalidContents else { throw error }
+                guard case .store(_, let reason) = error.reason, reason.kind == .invalidContents else { throw error }
                 unreadable.append((key, error))
             }
         }
@@ -268,7 +268,8 @@ struct Workspace {
         let descriptor: ProviderDescriptor
         do {
             descriptor = try catalog.descriptor(id: id)
-        } catch AuthKitError.invalidFile(let issues) where Self.isBundled(id) {
+        } catch let error as AuthKitError {
+            guard case .invalidFile(let issues) = error.reason, Self.isBundled(id) else { throw error }
             // A broken override hides the bundled provider: say how to get it back.
             throw CLIError(
                 AuthKitError.invalidFile(issues).description + "\n" + Self.brokenOverrideHint(id, issues: issues),
@@ -404,7 +405,8 @@ struct Workspace {
         let descriptor: ProviderDescriptor
         do {
             descriptor = try self.descriptor(key.providerID)
-        } catch AuthKitError.unknownProvider(let id, let suggestions) {
+        } catch let error as AuthKitError {
+            guard case .unknownProvider(let id, let suggestions) = error.reason else { throw error }
             // A credential stored for a provider whose file has since gone:
             // "did you mean …" would point at some other provider.
             guard (try? await store.credential(for: key)) != nil else {

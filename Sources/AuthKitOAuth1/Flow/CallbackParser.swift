@@ -14,7 +14,7 @@ import AuthKit
 ///    browser sends it, the attempt's callback (scheme, host, port, path), no
 ///    parameter twice, every %-escape valid;
 /// 2. `denied=<request token>` (Twitter's way of saying the user declined)
-///    becomes ``AuthKitError/authorizationFailed(_:)`` with `access_denied`,
+///    becomes ``AuthKitError/Code/authorizationFailed`` with `access_denied`,
 ///    but only when it names this attempt's token;
 /// 3. `oauth_token` must be present and equal to the request token, compared
 ///    in constant time ("the client SHOULD verify that the token matches the

@@ -43,10 +43,10 @@ public struct OAuth1Client: Authenticator {
     private let transport: FlowTransport
     private let now: @Sendable () -> Date
 
-    /// - Throws: ``AuthKit/AuthKitError/missingSetting(providerID:_:)`` when the
+    /// - Throws: ``AuthKit/AuthKitError/Code/missingSetting`` when the
     ///   consumer key (client id) or secret is missing;
-    ///   ``AuthKit/AuthKitError/unusableRedirectURI(uri:reason:)`` for a
-    ///   configured redirect URI that cannot be one; ``AuthKit/AuthKitError/misuse(_:)``
+    ///   ``AuthKit/AuthKitError/Code/unusableRedirectURI`` for a
+    ///   configured redirect URI that cannot be one; ``AuthKit/AuthKitError/Code/misuse``
     ///   for a descriptor that is not OAuth 1.0a.
     public init(
         descriptor: ProviderDescriptor,
@@ -184,8 +184,8 @@ public struct OAuth1Client: Authenticator {
 
     /// Checks `callback` against `pending` and returns `oauth_verifier`; see
     /// `CallbackParser` for the checks and their order.
-    /// - Throws: ``AuthKit/AuthKitError/redirect(_:)`` for a URL that does not answer
-    ///   this attempt; ``AuthKit/AuthKitError/authorizationFailed(_:)`` (`access_denied`)
+    /// - Throws: ``AuthKit/AuthKitError/Code/redirectRejected`` for a URL that does not answer
+    ///   this attempt; ``AuthKit/AuthKitError/Code/authorizationFailed`` (`access_denied`)
     ///   when the user declined.
     public func verifier(from redirect: URL, pending: OAuth1PendingAuthorization) throws -> String {
         try checkAttempt(pending)
@@ -363,7 +363,7 @@ public struct OAuth1Client: Authenticator {
     // MARK: - Refresh and revocation
 
     /// OAuth 1.0a access tokens do not expire and RFC 5849 has no refresh:
-    /// always throws ``AuthKit/AuthKitError/signInRequired(_:reason:)``.
+    /// always throws ``AuthKit/AuthKitError/Code/signInRequired``.
     public func refresh(_ credential: Credential) async throws -> Credential {
         throw AuthKitError.signInRequired(credential.key, reason: .protocolHasNoRefresh)
     }
@@ -371,7 +371,7 @@ public struct OAuth1Client: Authenticator {
     /// Invalidates the token at the descriptor's `oauth1.invalidateTokenURL`
     /// (a `POST` signed with the token itself; Twitter's `oauth/invalidate_token`).
     /// RFC 5849 defines no revocation, so without that field this throws
-    /// ``AuthKit/AuthKitError/notSupported(providerID:_:)``.
+    /// ``AuthKit/AuthKitError/Code/notSupported``.
     public func revoke(_ credential: Credential) async throws {
         guard let invalidate = endpoints.invalidateTokenURL else {
             throw AuthKitError.notSupported(providerID: descriptor.id, .revocation)

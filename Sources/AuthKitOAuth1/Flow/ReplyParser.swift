@@ -12,7 +12,7 @@ import AuthKit
 /// providers label them loosely (Twitter has sent them as `text/html`), so the
 /// body is judged by its first byte, not by `Content-Type`:
 /// - `<`: an HTML page (a proxy's error page, a login page) or an XML
-///   document (Flickr's API errors) → an ``AuthKitError/invalidResponse(step:reason:)``
+///   document (Flickr's API errors) → an ``AuthKitError``
 ///   naming the page's `<title>`;
 /// - `{`: JSON, which only errors use (Twitter's `{"errors":[{"code":32,"message":…}]}`);
 /// - otherwise form fields; `error`/`error_description` (oauthlib) or

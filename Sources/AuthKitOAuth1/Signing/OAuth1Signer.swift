@@ -79,10 +79,10 @@ public struct OAuth1Signer: Sendable, CustomStringConvertible, CustomReflectable
     ///   - protocolParameters: further `oauth_*` parameters of this request
     ///     (`oauth_callback`, `oauth_verifier`).
     ///   - realm: an optional `realm`, sent but not signed (§3.5.1).
-    /// - Throws: ``AuthKit/AuthKitError/misuse(_:)`` when `url` is not absolute,
+    /// - Throws: ``AuthKit/AuthKitError/Code/misuse`` when `url` is not absolute,
     ///   or its query or the form body holds a protocol parameter the header
     ///   carries (§3.5: each in one place);
-    ///   ``AuthKit/AuthKitError/insecureTransport(url:)`` for PLAINTEXT to a
+    ///   ``AuthKit/AuthKitError/Code/insecureTransport`` for PLAINTEXT to a
     ///   plain-http URL that is not this machine (``checkTransport(_:)``).
     public func authorizationHeader(
         method: String, url: URL, contentType: String? = nil, body: Data? = nil,

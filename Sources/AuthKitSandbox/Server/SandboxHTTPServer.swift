@@ -102,11 +102,11 @@ final class SandboxHTTPServer: @unchecked Sendable {
     }
 
     /// Binds 127.0.0.1:`port` (0: a free port) and returns the port bound.
-    /// - Throws: ``SandboxError`` naming the port and the system's reason.
+    /// - Throws: ``AuthKit/AuthKitError/Code/portInUse`` (or ``AuthKit/AuthKitError/Code/cannotListen``) naming the port and the system's reason.
     func start(port: Int) async throws -> Int {
         // SwiftNIO traps on a port that does not fit 16 bits.
         guard (0...65535).contains(port) else {
-            throw SandboxError.cannotListen(port: port, reason: "not a TCP port (0–65535)")
+            throw AuthKitError.sandbox(.cannotListen(port: port, reason: "not a TCP port (0–65535)"))
         }
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
@@ -121,10 +121,10 @@ final class SandboxHTTPServer: @unchecked Sendable {
         do {
             channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
         } catch let error as IOError {
-            if error.errnoCode == EADDRINUSE { throw SandboxError.portInUse(port: port) }
-            throw SandboxError.cannotListen(port: port, reason: String(cString: strerror(error.errnoCode)))
+            if error.errnoCode == EADDRINUSE { throw AuthKitError.sandbox(.portInUse(port: port)) }
+            throw AuthKitError.sandbox(.cannotListen(port: port, reason: String(cString: strerror(error.errnoCode))))
         } catch {
-            throw SandboxError.cannotListen(port: port, reason: "\(error)")
+            throw AuthKitError.sandbox(.cannotListen(port: port, reason: "\(error)"))
         }
         lock.withLock { self.channel = channel }
         return channel.localAddress?.port ?? port

@@ -47,7 +47,8 @@ final class TestAttempt: @unchecked Sendable {
                     expectedIssuer: nil, issuerRequired: false, scopes: [], createdAt: Date())
                 do {
                     _ = try RedirectParser().code(from: url, for: pending)
-                } catch AuthKitError.authorizationFailed {
+                } catch let error as AuthKitError {
+                    guard case .authorizationFailed = error.reason else { throw error }
                     return // a genuine answer carrying the provider's error
                 }
             })

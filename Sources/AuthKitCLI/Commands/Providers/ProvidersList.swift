@@ -35,7 +35,7 @@ struct ProvidersList: WorkspaceCommand {
             for line in Self.lines(rows, columns: Console.outputColumns) { Console.out(line) }
         }
         for issue in workspace.catalog.unreadDirectories { Console.err("authkit: warning: \(issue)") }
-        for (stem, issues) in workspace.catalog.problems.sorted(by: { $0.key < $1.key }) {
+        for (stem, issues) in workspace.catalog.fileIssues.sorted(by: { $0.key < $1.key }) {
             Console.err("authkit: warning: '\(stem)' could not be loaded:")
             for issue in issues { Console.err("  \(issue)") }
             if Workspace.isBundled(stem) { Console.err("  " + Workspace.brokenOverrideHint(stem, issues: issues)) }
@@ -94,7 +94,7 @@ struct ProvidersList: WorkspaceCommand {
         }
         guard let entries = configuration.providers?.keys else { return [] }
         return entries.sorted().compactMap { entry in
-            guard workspace.catalog.entry(id: entry) == nil, workspace.catalog.problems[entry] == nil else {
+            guard workspace.catalog.entry(id: entry) == nil, workspace.catalog.fileIssues[entry] == nil else {
                 return nil
             }
             let shown = DisplayText.sanitized(entry, limit: 40)

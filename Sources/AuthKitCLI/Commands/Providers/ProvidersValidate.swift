@@ -65,7 +65,8 @@ struct ProvidersValidate: AsyncParsableCommand {
                 Console.out(
                     "\(DisplayText.sanitized(file, limit: 4096)): ok (\(descriptor.id), \(descriptor.protocol.rawValue))"
                 )
-            } catch AuthKitError.invalidFile(let issues) {
+            } catch let error as AuthKitError {
+                guard case .invalidFile(let issues) = error.reason else { throw error }
                 failed = true
                 for issue in issues { Console.out(issue.description) }
             }

@@ -28,7 +28,8 @@ struct TokenDelete: WorkspaceCommand {
         let listed: Bool
         do {
             listed = try await workspace.store.accounts().contains(key)
-        } catch AuthKitError.store(_, let reason) where reason.kind == .locked {
+        } catch let error as AuthKitError {
+            guard case .store(_, let reason) = error.reason, reason.kind == .locked else { throw error }
             listed = true
         }
         guard listed, try await CredentialSource.remove(key, from: workspace.store) != nil

@@ -115,7 +115,7 @@ struct TokenRefresh: WorkspaceCommand {
                 failures += 1
                 Console.say("\(name): failed: \(ErrorReport.message(for: error, flags: false))", hanging: 2)
                 // One item that is not a credential is that item's; anything else is the store's.
-                if case .store(_, let reason) = error, reason.kind != .invalidContents { unreadable = true }
+                if case .store(_, let reason) = error.reason, reason.kind != .invalidContents { unreadable = true }
                 continue
             }
             if unsaved {
@@ -146,7 +146,7 @@ struct TokenRefresh: WorkspaceCommand {
             } catch let error as AuthKitError {
                 failures += 1
                 Console.say("\(name): failed: \(ErrorReport.message(for: error, flags: false))", hanging: 2)
-                if case .store(_, let reason) = error, reason.kind == .notSaved { unsaved = true }
+                if case .store(_, let reason) = error.reason, reason.kind == .notSaved { unsaved = true }
             } catch let error as CLIError {
                 failures += 1
                 Console.say("\(name): failed: \(error.message)", hanging: 2)

@@ -21,7 +21,8 @@ struct TokenRevoke: WorkspaceCommand {
         let source: CredentialSource
         do {
             source = try await workspace.source(key, explicit: client.settings())
-        } catch AuthKitError.signInRequired(let key, .noCredential) {
+        } catch let error as AuthKitError {
+            guard case .signInRequired(let key, .noCredential) = error.reason else { throw error }
             // "Sign in first" is no advice for a revocation. (Where the
             // provider holds other accounts, `source` has named them instead.)
             throw CLIError.nothingStored(key, so: "nothing was revoked")
@@ -56,7 +57,7 @@ struct TokenRevoke: WorkspaceCommand {
     /// provider that is gone, broken or cannot revoke at all.
     static func stillStored(_ error: AuthKitError, key: CredentialKey) -> any Error {
         let delete = "'authkit token delete \(ShellWord.account(key))'"
-        switch error {
+        switch error.reason {
         case .notSupported(let providerID, .revocation):
             return CLIError(
                 "The \(providerID) descriptor names no way to revoke a token. Delete it here with \(delete), and revoke the app's access in the provider's settings.",

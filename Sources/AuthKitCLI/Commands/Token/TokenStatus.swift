@@ -153,15 +153,16 @@ struct TokenStatus: WorkspaceCommand {
                 .fine,
                 "stored, not checked: its descriptor names no way to ask (whoAmI, openid.userInfo or introspection); \(details)"
             )
-        } catch AuthKitError.missingSetting where credential.kind == .oauth1 {
-            // An OAuth 1.0a token is never checked (no request to ask with):
-            // a consumer key not configured here (given on the command line
-            // at the sign-in) made it "not checked", exit 1, for a client
-            // that would not have been used.
-            return (
-                .fine, "stored\(Self.screenName(credential)) (OAuth 1.0a tokens are not checked without a request)"
-            )
         } catch let error as AuthKitError {
+            if case .missingSetting = error.reason, credential.kind == .oauth1 {
+                // An OAuth 1.0a token is never checked (no request to ask with):
+                // a consumer key not configured here (given on the command line
+                // at the sign-in) made it "not checked", exit 1, for a client
+                // that would not have been used.
+                return (
+                    .fine, "stored\(Self.screenName(credential)) (OAuth 1.0a tokens are not checked without a request)"
+                )
+            }
             // A provider that could not be reached, or that answered that it
             // cannot serve now (5xx, 429), says nothing of the credential.
             if Self.saysNothingOfTheCredential(error) {
@@ -180,7 +181,7 @@ struct TokenStatus: WorkspaceCommand {
             // 400 without a standard error, a who-am-I's 401 or 404) still
             // refuses the token.
             let saysNothing: Bool
-            switch error {
+            switch error.reason {
             case .invalidResponse(_, let reason):
                 if case .unexpectedStatus(let status) = reason.kind, (400..<500).contains(status), status != 429 {
                     saysNothing = false
@@ -217,7 +218,7 @@ struct TokenStatus: WorkspaceCommand {
     /// sign in again during an outage.
     static func saysNothingOfTheCredential(_ error: AuthKitError) -> Bool {
         func away(_ status: Int?) -> Bool { status.map { $0 >= 500 || $0 == 429 } ?? false }
-        switch error {
+        switch error.reason {
         case .network: return true
         case .invalidResponse(_, .unexpectedStatus(let status, _)): return away(status)
         case .providerError(_, let response): return away(response.status)

@@ -52,7 +52,10 @@ struct TokenUserInfo: WorkspaceCommand {
         let info: UserInfo
         do {
             info = try await oauth2.userInfo(try await source.current())
-        } catch AuthKitError.providerError(.userInfo, let answer) where answer.code == "invalid_token" {
+        } catch let error as AuthKitError {
+            guard case .providerError(.userInfo, let answer) = error.reason, answer.code == "invalid_token" else {
+                throw error
+            }
             // RFC 6750 §3.1: expired or revoked before its recorded expiry; one refresh, one more try.
             info = try await oauth2.userInfo(try await source.refresh())
         }
