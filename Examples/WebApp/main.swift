@@ -58,7 +58,7 @@ struct WebExample: AsyncParsableCommand {
         if newKey {
             // Two keys made within a second have ids of their own: one id for two keys is refused.
             let id = "k\(Int(Date().timeIntervalSince1970))-\(String(UInt16.random(in: .min ... .max), radix: 16))"
-            print(TokenEncryption.newKeyText(id: id))
+            print(PostgresStore.newEncryptionKey(id: id))
             return
         }
         if reseal {
@@ -212,7 +212,7 @@ struct WebExample: AsyncParsableCommand {
             throw ValidationError("Set AUTHKIT_WEB_KEYS (make one with --new-key): tokens are stored encrypted.")
         }
         let (client, display) = try postgresClient(databaseURL, logger: logger)
-        return PostgresStore(client: client, encryption: try TokenEncryption(text: keys), display: display)
+        return try PostgresStore(client: client, encryptionKeys: keys, display: display)
     }
 
     /// `--reseal`: the last step of a key rotation (docs/web.md), then

@@ -73,11 +73,11 @@ extension WebSignIn {
     }
 
     /// The cookie `name` of `request`, read strictly
-    /// (``WebCookie/value(named:inCookieFields:)``): Hummingbird's own
+    /// (``AuthKitServer/WebSignIn/cookie(named:inCookieFields:)``): Hummingbird's own
     /// parser trims Unicode spaces from names, and took a planted
     /// `\u{2000}__Host-…` cookie for the prefixed one.
     static func cookie(_ name: String, of request: Request) -> String? {
-        WebCookie.value(named: name, inCookieFields: request.headers[values: .cookie])
+        WebSignIn.cookie(named: name, inCookieFields: request.headers[values: .cookie])
     }
 
     /// The session of `request`, or `nil`: for an app's own routes
@@ -233,11 +233,11 @@ extension WebSignIn {
         }
     }
 
-    static func redirect(to location: String, cookies: [WebCookie]) -> Response {
+    static func redirect(to location: String, cookies: [HTTPField]) -> Response {
         var headers = HTTPFields()
         headers[.location] = location
         headers[.cacheControl] = "no-store"
-        for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie.headerValue)) }
+        headers.append(contentsOf: cookies)
         return Response(status: .found, headers: headers)
     }
 
@@ -246,7 +246,7 @@ extension WebSignIn {
     /// provider): an error page shows text from the request and the
     /// provider, escaped, and runs nothing should an escape ever be missed.
     static func page(
-        _ html: String, status: HTTPResponse.Status, cookies: [WebCookie] = [], runsForm: Bool = true,
+        _ html: String, status: HTTPResponse.Status, cookies: [HTTPField] = [], runsForm: Bool = true,
         referrerPolicy: String? = nil
     ) -> Response {
         var headers = HTTPFields()
@@ -257,7 +257,7 @@ extension WebSignIn {
             ? "default-src 'none'; script-src 'unsafe-inline'; form-action *; frame-ancestors 'none'"
             : "default-src 'none'; form-action 'none'; frame-ancestors 'none'"
         if let referrerPolicy { headers[HTTPField.Name("Referrer-Policy")!] = referrerPolicy }
-        for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie.headerValue)) }
+        headers.append(contentsOf: cookies)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 

@@ -31,7 +31,7 @@ public final class PostgresStore: CredentialStore, WebSignInStore {
     public let client: PostgresClient
     /// Pooled connections refresh locks may hold at once (see `init`).
     let lockConnections: Int
-    public let encryption: TokenEncryption
+    package let encryption: TokenEncryption
     let logger: Logger
     /// How errors name the database: `postgresql://host:port/database`, never a password.
     let display: String
@@ -70,7 +70,30 @@ public final class PostgresStore: CredentialStore, WebSignInStore {
     ///   first, as ``InMemoryWebSignInStore`` does. Each sign-in makes a row
     ///   that lives for days, so one account signing in again and again (a
     ///   script that drops its cookies) grew the table without end.
-    public init(
+    /// - Parameter encryptionKeys: the keys that seal tokens at rest, written
+    ///   `id:BASE64[,id:BASE64…]` (32 bytes each; the first seals new
+    ///   values, the others only open rows sealed before a rotation: keep
+    ///   a retired key until every row sealed with it has been saved
+    ///   again). ``newEncryptionKey(id:)`` makes one.
+    /// - Throws: ``AuthKit/AuthKitError`` with code
+    ///   ``AuthKit/AuthKitError/Code/noEncryptionKey`` or
+    ///   ``AuthKit/AuthKitError/Code/invalidEncryptionKey``, naming what to fix
+    ///   (never the key).
+    public convenience init(
+        client: PostgresClient, encryptionKeys: String, display: String, operationTimeout: Duration = .seconds(10),
+        lockConnections: Int = 10, pendingSignInLimit: Int = 100_000, sessionsPerUser: Int = 100,
+        logger: Logger? = nil
+    ) throws {
+        self.init(
+            client: client, encryption: try TokenEncryption(text: encryptionKeys), display: display,
+            operationTimeout: operationTimeout, lockConnections: lockConnections,
+            pendingSignInLimit: pendingSignInLimit, sessionsPerUser: sessionsPerUser, logger: logger)
+    }
+
+    /// A new random 256-bit key, as `id:BASE64`, for `encryptionKeys`.
+    public static func newEncryptionKey(id: String) -> String { TokenEncryption.newKeyText(id: id) }
+
+    package init(
         client: PostgresClient, encryption: TokenEncryption, display: String, operationTimeout: Duration = .seconds(10),
         lockConnections: Int = 10, pendingSignInLimit: Int = 100_000, sessionsPerUser: Int = 100,
         logger: Logger? = nil

@@ -12,15 +12,15 @@ import Foundation
 /// the key: a credential's provider and label), so a sealed value copied
 /// into another row does not open there. A database dump without the keys
 /// holds no usable token, code verifier or session.
-public struct TokenEncryption: Sendable {
+package struct TokenEncryption: Sendable {
     /// The id new values are sealed under.
-    public let currentKeyID: String
+    package let currentKeyID: String
     private let keys: [String: SymmetricKey]
 
     /// - Parameter keys: `(id, key)` pairs, the one to seal with first;
     ///   every key 256 bits. Keep retired keys until every row sealed with
     ///   them has been saved again.
-    public init(keys: [(id: String, key: SymmetricKey)]) throws {
+    package init(keys: [(id: String, key: SymmetricKey)]) throws {
         guard let first = keys.first else { throw AuthKitError.encryption(.noKey) }
         for (id, key) in keys {
             // The id first: with id and key swapped (`BASE64:k1`), the
@@ -45,7 +45,7 @@ public struct TokenEncryption: Sendable {
 
     /// Keys written as text, `id:BASE64[,id:BASE64…]` (32 bytes each, the
     /// first current): how an app takes them from its environment.
-    public init(text: String) throws {
+    package init(text: String) throws {
         var keys = [(id: String, key: SymmetricKey)]()
         // A key file read whole ends in a newline; spaces around a comma are a way of writing a list.
         for part in text.split(separator: ",") {
@@ -59,7 +59,7 @@ public struct TokenEncryption: Sendable {
     }
 
     /// A new random key, as `id:BASE64`, for `init(text:)`.
-    public static func newKeyText(id: String) -> String {
+    package static func newKeyText(id: String) -> String {
         id + ":" + SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
     }
 

@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// A cookie the sign-in sets or clears, framework-neutral: an adapter
 /// (``AuthKitHummingbird``, or an app's own for Vapor) turns it into its
 /// framework's cookie.
@@ -6,18 +8,18 @@
 /// (sent on the provider's top-level redirect back, not on cross-site
 /// posts), `Path=/`, and `Secure` unless the site is plain `http` on a
 /// loopback address, where browsers drop `Secure` cookies.
-public struct WebCookie: Sendable, Hashable {
-    public var name: String
+package struct WebCookie: Sendable, Hashable {
+    package var name: String
     /// Empty when the cookie is cleared.
-    public var value: String
+    package var value: String
     /// Seconds to live; 0 clears it.
-    public var maxAge: Int
-    public var secure: Bool
-    public var httpOnly: Bool { true }
-    public var sameSite: String { "Lax" }
-    public var path: String { "/" }
+    package var maxAge: Int
+    package var secure: Bool
+    package var httpOnly: Bool { true }
+    package var sameSite: String { "Lax" }
+    package var path: String { "/" }
 
-    public init(name: String, value: String, maxAge: Int, secure: Bool) {
+    package init(name: String, value: String, maxAge: Int, secure: Bool) {
         self.name = name
         self.value = value
         self.maxAge = maxAge
@@ -25,7 +27,7 @@ public struct WebCookie: Sendable, Hashable {
     }
 
     /// The `Set-Cookie` field value (RFC 6265 §4.1).
-    public var headerValue: String {
+    package var headerValue: String {
         var text = "\(name)=\(value); Path=\(path); Max-Age=\(maxAge); HttpOnly; SameSite=\(sameSite)"
         if secure { text += "; Secure" }
         return text
@@ -46,7 +48,7 @@ public struct WebCookie: Sendable, Hashable {
     /// one the browser meant cannot be told. Bytes, not characters: a value
     /// ending in a "prepend" code point (U+0600) joins the `;` after it into
     /// one character, and hid the next cookie.
-    public static func value(named name: String, inCookieFields fields: [String]) -> String? {
+    package static func value(named name: String, inCookieFields fields: [String]) -> String? {
         let wanted = Array(name.utf8)
         let semicolon = UInt8(ascii: ";")
         let equals = UInt8(ascii: "=")
@@ -75,13 +77,13 @@ public struct WebCookie: Sendable, Hashable {
 /// session cookie's value is the session, a binding cookie's finishes a
 /// sign-in.
 extension WebCookie: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var description: String {
+    package var description: String {
         "WebCookie(\(name)=\(value.isEmpty ? "" : "••••"); Max-Age=\(maxAge)\(secure ? "; Secure" : ""))"
     }
 
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 
-    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+    package var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }
 
 /// Printed, logged or dumped, a started sign-in shows where it sends the
@@ -90,10 +92,53 @@ extension WebCookie: CustomStringConvertible, CustomDebugStringConvertible, Cust
 /// to end that sign-in.
 extension WebSignIn.Started: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
-        "Started(location: \(location.redactedForLogs), query not shown; cookies: \(cookies))"
+        "Started(location: \(location.redactedForLogs), query not shown; cookies: \(WebCookie.shown(cookies)))"
     }
 
     public var debugDescription: String { description }
 
     public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}
+
+/// A finished sign-in shows the user and the return path, its session
+/// cookie without its value.
+extension WebSignIn.Finished: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "Finished(user: \(user), returnTo: \(returnTo), cookies: \(WebCookie.shown(cookies)))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}
+
+/// A sign-out shows the cleared cookie and whether the provider's session
+/// is to be ended (its request prints without the ID token hint).
+extension WebSignIn.SignedOut: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "SignedOut(cookies: \(WebCookie.shown(cookies)), endSession: \(endSession.map { "\($0)" } ?? "none"), "
+            + "revocationFailure: \(revocationFailure.map { "\($0)" } ?? "none"))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+}
+
+extension WebCookie {
+    /// The `Set-Cookie` field an answer carries.
+    package var field: HTTPField { HTTPField(name: .setCookie, value: headerValue) }
+
+    /// `Set-Cookie` fields as a log may show them: each cookie's name and
+    /// attributes, its value as `••••` (empty when the cookie is cleared).
+    package static func shown(_ fields: [HTTPField]) -> String {
+        let shown = fields.map { field -> String in
+            let value = field.value
+            let pair = value.prefix { $0 != ";" }
+            let name = pair.prefix { $0 != "=" }
+            let cleared = pair.count == name.count + 1
+            return "\(name)=\(cleared ? "" : "••••")\(value.dropFirst(pair.count))"
+        }
+        return "[" + shown.joined(separator: ", ") + "]"
+    }
 }

@@ -1,5 +1,6 @@
 import AuthKit
 import Crypto
+import HTTPTypes
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -308,7 +309,8 @@ public final class WebSignIn: Sendable {
     /// Where to send the browser, and the binding cookie to set on it.
     public struct Started: Sendable {
         public var location: URL
-        public var cookies: [WebCookie]
+        /// `Set-Cookie` fields to send with the answer (RFC 6265 §4.1).
+        public var cookies: [HTTPField]
     }
 
     /// `GET /auth/{provider}?return_to=/path`: starts a sign-in.
@@ -358,7 +360,8 @@ public final class WebSignIn: Sendable {
             cookies: [
                 WebCookie(
                     name: configuration.bindingCookie, value: binding, maxAge: Int(lifetime.components.seconds),
-                    secure: secureCookies)
+                    secure: secureCookies
+                ).field
             ])
     }
 
@@ -370,7 +373,8 @@ public final class WebSignIn: Sendable {
         /// The return path the sign-in started with, under the public URL's
         /// path (``sitePath(_:)``): the `Location` to answer with.
         public var returnTo: String
-        public var cookies: [WebCookie]
+        /// `Set-Cookie` fields to send with the answer (RFC 6265 §4.1).
+        public var cookies: [HTTPField]
     }
 
     /// `GET /auth/{provider}/callback?…`: finishes a sign-in.
@@ -455,11 +459,22 @@ public final class WebSignIn: Sendable {
             cookies: [
                 WebCookie(
                     name: configuration.sessionCookie, value: sessionID,
-                    maxAge: Int(configuration.sessionLifetime.components.seconds), secure: secureCookies)
+                    maxAge: Int(configuration.sessionLifetime.components.seconds), secure: secureCookies
+                ).field
             ])
     }
 
     // MARK: - The session
+
+    /// The value of the cookie `name` in a request's `Cookie` fields, for
+    /// an adapter to pass to ``session(cookie:)``, ``finish(providerID:query:bindingCookie:sessionCookie:)``
+    /// and ``signOut(cookie:csrfToken:origin:)``: the exact name, byte for
+    /// byte (a framework's own parser that trims Unicode spaces from names
+    /// lets a look-alike cookie stand for this one), and `nil` when it is
+    /// there twice (which one the browser meant cannot be told).
+    public static func cookie(named name: String, inCookieFields fields: [String]) -> String? {
+        WebCookie.value(named: name, inCookieFields: fields)
+    }
 
     /// The session a request's cookie names, or `nil`.
     public func session(cookie: String?) async throws -> WebSession? {
@@ -496,7 +511,8 @@ public final class WebSignIn: Sendable {
 
     /// The cookies to clear, and the provider's end-session page when it has one.
     public struct SignedOut: Sendable {
-        public var cookies: [WebCookie]
+        /// `Set-Cookie` fields to send with the answer (RFC 6265 §4.1).
+        public var cookies: [HTTPField]
         /// Post this from the browser (``EndSessionRequest/formHTML()``) to
         /// end the provider's session too.
         public var endSession: EndSessionRequest?
@@ -527,7 +543,7 @@ public final class WebSignIn: Sendable {
     ///   ``AuthKit/AuthKitError/Code/csrfRefused``.
     public func signOut(cookie: String?, csrfToken: String?, origin: String?) async throws -> SignedOut {
         guard let cookie else { throw AuthKitError.webSignIn(.notSignedIn) }
-        let cleared = WebCookie(name: configuration.sessionCookie, value: "", maxAge: 0, secure: secureCookies)
+        let cleared = WebCookie(name: configuration.sessionCookie, value: "", maxAge: 0, secure: secureCookies).field
         guard let session = try await session(cookie: cookie) else { return SignedOut(cookies: [cleared]) }
         guard let csrfToken, ConstantTime.equals(csrfToken, session.csrfToken) else {
             throw AuthKitError.webSignIn(.csrfRefused)

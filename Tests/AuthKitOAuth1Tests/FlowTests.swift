@@ -200,7 +200,7 @@ import Testing
             routeHappyPath(server)
             var client = try Fixture.client(
                 baseURL: server.baseURL, requestTokenParameters: ["x_auth_access_type": "read"])
-            client.authorizationPage = .authenticate
+            client.usesAuthenticatePage = true
             let (url, pending) = try await client.startAuthorization(
                 redirectURI: URL(string: "myapp:///cb")!,
                 additionalParameters: ["force_login": "true", "screen_name": "a b"])
@@ -226,7 +226,7 @@ import Testing
                         method: "POST", url: URL(string: server.baseURL + first.uri)!, contentType: nil, body: nil,
                         header: header, consumerSecret: Fixture.consumerSecret, tokenSecret: "")))
 
-            let (page, _) = try await client.startAuthorization(redirectURI: nil, page: .authorize)
+            let (page, _) = try await client.startAuthorization(redirectURI: nil, authenticating: false)
             #expect(page.absoluteString.hasPrefix(server.baseURL + "/authorize?oauth_token="))
             await #expect(throws: AuthKitError.self) {
                 _ = try await client.startAuthorization(redirectURI: nil, additionalParameters: ["oauth_token": "x"])

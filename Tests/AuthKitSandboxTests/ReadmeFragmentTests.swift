@@ -62,7 +62,7 @@ import Testing
             let source = CredentialSource(authenticator: client, store: FileCredentialStore(), key: credential.key)
             let current = try await source.current() // refreshed once, and saved, when due
             let (response, body) = try await source.send(HTTPRequest(method: .get, url: apiURL)) // credential attached
-            // AuthKitError.signInRequired: nothing stored, no refresh token, or the provider refused it — sign in again.
+            // Code .signInRequired: nothing stored, no refresh token, or the provider refused it — sign in again.
             try await source.revoke() // sign out: revoke per the descriptor, then remove
 
             #expect(current.accessToken == credential.accessToken)

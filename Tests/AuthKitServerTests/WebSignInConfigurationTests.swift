@@ -68,14 +68,14 @@ import Testing
         let cookie = WebCookie(name: "__Host-authkit_session", value: "SESSION-secret-0123", maxAge: 60, secure: true)
         let finished = WebSignIn.Finished(
             user: SignedInUser(providerID: "google", subject: "1", issuer: nil, displayName: nil), returnTo: "/",
-            cookies: [cookie])
+            cookies: [cookie.field])
         let signedOut = WebSignIn.SignedOut(
-            cookies: [cookie],
+            cookies: [cookie.field],
             endSession: EndSessionRequest(
                 endpoint: URL(string: "https://op.example/logout")!, parameters: ["id_token_hint": "eyJ-secret-0123"]))
         let started = WebSignIn.Started(
             location: URL(string: "https://op.example/authorize?client_id=app&state=STATE-secret-0123")!,
-            cookies: [cookie])
+            cookies: [cookie.field])
         let values: [any Sendable] = [cookie, finished, signedOut, started]
         for value in values {
             var dumped = ""
@@ -84,8 +84,11 @@ import Testing
                 #expect(!shown.contains("secret") && shown.contains("__Host-authkit_session"), "\(shown)")
             }
         }
-        // The header the browser gets still carries it.
+        // The header the browser gets still carries it; a cleared one shows as cleared.
         #expect(cookie.headerValue.hasPrefix("__Host-authkit_session=SESSION-secret-0123;"))
+        #expect(cookie.field.value == cookie.headerValue && cookie.field.name == .setCookie)
+        let cleared = WebCookie(name: "__Host-authkit_session", value: "", maxAge: 0, secure: true).field
+        #expect(WebCookie.shown([cleared]).hasPrefix("[__Host-authkit_session=; Path=/; Max-Age=0"))
     }
 
     @Test(arguments: [false, true]) func aProviderWhoseCodeNothingBindsIsRefusedUnlessAllowed(allowed: Bool)

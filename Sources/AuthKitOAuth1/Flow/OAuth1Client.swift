@@ -17,13 +17,13 @@ import Logging
 ///    (a loopback URL, a custom scheme, or `oob` for the PIN flow), signed with
 ///    the key `enc(consumer_secret)&`. The reply must confirm the callback.
 /// 2. **Authorization** (§2.2): the user opens `authorizeURL?oauth_token=…`
-///    (or `authenticateURL`, see ``authorizationPage``) and comes back to the
+///    (or `authenticateURL`, see ``usesAuthenticatePage``) and comes back to the
 ///    callback with `oauth_token` and `oauth_verifier`, or reads a PIN.
 /// 3. **Access token** (§2.3): `POST accessTokenURL` with `oauth_token` and
 ///    `oauth_verifier`, signed with `enc(consumer_secret)&enc(request_token_secret)`.
 ///
 /// Like ``OAuth2Client`` it runs all in one (``authorize(using:options:)``) or
-/// in two requests for a web backend (``startAuthorization(redirectURI:page:additionalParameters:)``,
+/// in two requests for a web backend (``startAuthorization(redirectURI:authenticating:additionalParameters:)``,
 /// then ``exchange(redirect:pending:label:)``). Everything provider-specific
 /// comes from the descriptor; nothing here names a provider.
 public struct OAuth1Client: Authenticator {
@@ -34,11 +34,16 @@ public struct OAuth1Client: Authenticator {
     public let settings: ClientSettings
     /// Signs every request with the consumer key and secret; ``OAuth1Signer/description`` hides the secret.
     public let signer: OAuth1Signer
-    /// Which page step 2 opens. The caller chooses per client rather than per
-    /// attempt: ``AuthorizationOptions`` is shared with OAuth 2.0, and its
-    /// `additionalParameters` are passed to the provider as they are (Twitter's
-    /// `force_login`, `screen_name`), so a reserved key there would be a trap.
-    public var authorizationPage: OAuth1AuthorizationPage = .authorize
+    /// Whether step 2 opens the descriptor's `authenticateURL` ("Sign in
+    /// with …": a user who has approved the app before is sent straight
+    /// back) rather than its `authorizeURL` (the provider always asks);
+    /// `authorizeURL` where the descriptor names no `authenticateURL`. The
+    /// caller chooses per client rather than per attempt:
+    /// ``AuthorizationOptions`` is shared with OAuth 2.0, and its
+    /// `additionalParameters` are passed to the provider as they are
+    /// (Twitter's `force_login`, `screen_name`), so a reserved key there
+    /// would be a trap.
+    public var usesAuthenticatePage = false
     private let endpoints: OAuth1Endpoints
     private let transport: FlowTransport
     private let now: @Sendable () -> Date
@@ -126,11 +131,11 @@ public struct OAuth1Client: Authenticator {
     /// - Parameters:
     ///   - callback: where the provider sends the user back; `nil` for the
     ///     out-of-band flow, in which the provider shows a PIN.
-    ///   - page: overrides ``authorizationPage`` for this attempt.
+    ///   - authenticating: overrides ``usesAuthenticatePage`` for this attempt.
     ///   - additionalParameters: added to the authorization URL's query
     ///     (e.g. `force_login=true`); `oauth_token` is reserved.
     public func startAuthorization(
-        redirectURI: URL?, page: OAuth1AuthorizationPage? = nil, additionalParameters: [String: String] = [:]
+        redirectURI: URL?, authenticating: Bool? = nil, additionalParameters: [String: String] = [:]
     ) async throws -> (url: URL, pending: OAuth1PendingAuthorization) {
         if additionalParameters["oauth_token"] != nil {
             throw AuthKitError.misuse(.reservedParameter("oauth_token"))
@@ -167,11 +172,9 @@ public struct OAuth1Client: Authenticator {
             requestTokenSecret: values["oauth_token_secret"] ?? "", redirectURI: callbackValue, createdAt: now(),
             consumerKey: signer.consumerKey, accessTokenURL: endpoints.accessTokenURL)
 
-        let pageURL: String
-        switch page ?? authorizationPage {
-        case .authenticate: pageURL = endpoints.authenticateURL ?? endpoints.authorizeURL
-        case .authorize: pageURL = endpoints.authorizeURL
-        }
+        let pageURL =
+            (authenticating ?? usesAuthenticatePage)
+            ? endpoints.authenticateURL ?? endpoints.authorizeURL : endpoints.authorizeURL
         let query =
             [("oauth_token", pending.requestToken)]
             + additionalParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
@@ -309,13 +312,14 @@ public struct OAuth1Client: Authenticator {
     /// such as Twitter's `x_auth_access_type`).
     public func authorize(using userAgent: some UserAgent, options: AuthorizationOptions) async throws -> Credential {
         let requested = options.redirectURI ?? defaultRedirectURI
-        let page = authorizationPage
+        let authenticating = usesAuthenticatePage
         let (result, pending) = try await runUserAgent(
             userAgent, redirectURI: requested,
             portIsFlexible: options.redirectURI == nil && requested != nil && redirectPortIsFlexible,
             start: { [self] redirect in
                 try await startAuthorization(
-                    redirectURI: redirect, page: page, additionalParameters: options.additionalParameters)
+                    redirectURI: redirect, authenticating: authenticating,
+                    additionalParameters: options.additionalParameters)
             },
             validate: { [self] text, pending in
                 try checkAttempt(pending)
@@ -430,16 +434,6 @@ public struct OAuth1Client: Authenticator {
         }
         return result
     }
-}
-
-/// Which page the user is sent to in RFC 5849 §2.2.
-public enum OAuth1AuthorizationPage: String, Sendable, Hashable, Codable {
-    /// The descriptor's `authorizeURL`: the provider always asks the user to approve.
-    case authorize
-    /// The descriptor's `authenticateURL` ("Sign in with …"): a user who has
-    /// approved the app before is sent straight back. Falls back to `authorize`
-    /// when the descriptor names no such endpoint.
-    case authenticate
 }
 
 /// A client prints as its provider and settings, the consumer secret masked
