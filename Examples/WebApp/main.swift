@@ -73,7 +73,7 @@ struct WebExample: AsyncParsableCommand {
         // no thread handed each request and back (the web-signin benchmark row).
         let http: (any HTTPClient)?
         switch transport {
-        case "ahc": http = AsyncHTTPClientTransport()
+        case "ahc": http = asyncHTTPClientTransport()
         case "curl": http = nil
         default: throw ValidationError("--transport takes ahc or curl, not '\(transport)'.")
         }

@@ -33,7 +33,11 @@ import NIOSSL
 ///
 /// The client is created once per process (on AsyncHTTPClient's shared event
 /// loop group) and lives as long as the process, like `HTTPClient.shared`.
-public struct AsyncHTTPClientTransport: AuthKit.HTTPClient, ParsedURLHTTPClient {
+///
+/// Reached through ``asyncHTTPClientTransport()``, as the core's transports
+/// are through `platformHTTPClient(timeout:)`: a user holds an
+/// ``AuthKit/HTTPClient``, not this type.
+package struct AsyncHTTPClientTransport: AuthKit.HTTPClient, ParsedURLHTTPClient {
     /// The kind of failure an AsyncHTTPClient or NIO error stands for.
     static func kind(of error: any Error) -> AuthKitError.NetworkFailure.Kind {
         if let error = error as? HTTPClientError {
@@ -73,9 +77,9 @@ public struct AsyncHTTPClientTransport: AuthKit.HTTPClient, ParsedURLHTTPClient 
             timeout: .init(connect: .seconds(10), read: .seconds(30)),
             decompression: .disabled))
 
-    public init() {}
+    package init() {}
 
-    public func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
+    package func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, HTTPResponseBody) {
         guard let url = request.url else {
             throw AuthKitError.network(
                 url: "(no URL)", reason: .init(.invalidRequest, "the request has no absolute URL"))
@@ -180,3 +184,11 @@ private final class BodyRelay: @unchecked Sendable {
         }
     }
 }
+
+/// AuthKit's transport on swift-server's AsyncHTTPClient, for a server
+/// that already runs SwiftNIO: pooled keep-alive connections on the shared
+/// event loops, redirects never followed, no decompression behind the size
+/// cap (see ``AsyncHTTPClientTransport``). Pass it as `httpClient:` to
+/// `OAuth2Client` or `CredentialSource`. Every call gives a transport over
+/// the same process-wide client.
+public func asyncHTTPClientTransport() -> any AuthKit.HTTPClient { AsyncHTTPClientTransport() }

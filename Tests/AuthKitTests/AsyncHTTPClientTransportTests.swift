@@ -17,7 +17,7 @@ import Testing
             token: .init(url: "\(server.baseURL)/token", clientAuthentication: .post), pkce: .s256)
         let settings = ClientSettings(clientID: "app", clientSecret: "secret")
         let client = try OAuth2Client(
-            descriptor: descriptor, settings: settings, httpClient: AsyncHTTPClientTransport())
+            descriptor: descriptor, settings: settings, httpClient: asyncHTTPClientTransport())
         return client
     }
 

@@ -43,7 +43,7 @@ struct ExchangeBenchmark {
         let http: (any HTTPClient)? =
             switch transport {
             case nil, "default": nil
-            case "ahc": AsyncHTTPClientTransport()
+            case "ahc": asyncHTTPClientTransport()
             case let other?: throw BenchmarkFailure("unknown -transport \(other) (default or ahc)")
             }
         return try ExchangeBenchmark(
