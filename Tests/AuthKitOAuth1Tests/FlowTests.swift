@@ -370,7 +370,7 @@ import Testing
     @Test func accessTokenErrorsNameTheStepAndHideSecrets() async throws {
         try await withServer { server in
             let client = try Fixture.client(baseURL: server.baseURL)
-            let pending = OAuth1PendingAuthorization(
+            let pending = PendingAuthorization(
                 providerID: "test-oauth1", requestToken: "rt", requestTokenSecret: "request-secret-value",
                 redirectURI: "oob", createdAt: Date())
 
@@ -466,7 +466,7 @@ import Testing
 
     @Test func callbackChecks() throws {
         let client = try Fixture.client(baseURL: "https://example.com")
-        let pending = OAuth1PendingAuthorization(
+        let pending = PendingAuthorization(
             providerID: "test-oauth1", requestToken: "request-token", requestTokenSecret: "s",
             redirectURI: "http://127.0.0.1:5555/callback", createdAt: Date())
         func check(_ url: String) -> AuthKitError? {
@@ -791,7 +791,7 @@ extension FlowTests {
             #expect(manyText.count < 1_000 && manyText.contains("and 19990 more"), "\(manyText.count)")
 
             // The access-token step: a name that holds the request token's secret is masked, not cut.
-            let pending = OAuth1PendingAuthorization(
+            let pending = PendingAuthorization(
                 providerID: "test-oauth1", requestToken: "rt", requestTokenSecret: "request-secret-value",
                 redirectURI: "oob", createdAt: Date())
             server.route("POST", "/access_token") { _ in
@@ -894,8 +894,8 @@ extension FlowTests {
             var otherProvider = pending
             otherProvider.providerID = "another-provider"
             var otherEndpoint = pending
-            otherEndpoint.accessTokenURL = server.baseURL + "/access_token/"
-            let cases: [(OAuth1Client, OAuth1PendingAuthorization, AuthKitError)] = [
+            otherEndpoint.tokenEndpoint = server.baseURL + "/access_token/"
+            let cases: [(OAuth1Client, PendingAuthorization, AuthKitError)] = [
                 (other, pending, .misuse(.attemptOfAnotherClient(providerID: "test-oauth1"))),
                 (client, otherEndpoint, .misuse(.attemptOfAnotherClient(providerID: "test-oauth1"))),
                 (
@@ -918,7 +918,7 @@ extension FlowTests {
             #expect(server.requests.filter { $0.uri.contains("access_token") }.isEmpty)
 
             var older = pending
-            (older.consumerKey, older.accessTokenURL) = (nil, nil)
+            (older.clientID, older.tokenEndpoint) = (nil, nil)
             let credential = try await client.exchange(verifier: "1234", pending: older)
             #expect(credential.accessToken == "access-token")
         }
@@ -940,7 +940,7 @@ extension FlowTests {
             let first = await #expect(throws: AuthKitError.self) {
                 _ = try await client.startAuthorization(redirectURI: nil)
             }
-            let pending = OAuth1PendingAuthorization(
+            let pending = PendingAuthorization(
                 providerID: "test-oauth1", requestToken: "rt", requestTokenSecret: requestSecret, redirectURI: "oob",
                 createdAt: Date())
             let second = await #expect(throws: AuthKitError.self) {

@@ -5,7 +5,9 @@
 #endif
 
 /// One authorization attempt between "send the user to the provider" and
-/// "the provider sent the user back".
+/// "the provider sent the user back", OAuth 2.0's or OAuth 1.0a's (whose
+/// request token is its `state`, and whose request token secret it keeps
+/// as it keeps a PKCE verifier).
 ///
 /// `Codable` and `Sendable` so a web backend can keep it in its session store
 /// between the two requests, even across server instances: in the session of
@@ -53,6 +55,11 @@ public struct PendingAuthorization: Codable, Sendable, Hashable {
     /// `iss` must begin and end with, one tenant between them.
     package var issuerPrefix: String?
     package var issuerSuffix: String?
+    /// OAuth 1.0a: the request token's secret (RFC 5849 §2.1), which signs
+    /// the access token request; the request token itself is ``state``,
+    /// which the callback's `oauth_token` must equal. A secret, as the
+    /// PKCE verifier is.
+    package var requestTokenSecret: String?
 
     public init(
         providerID: String, state: String, codeVerifier: String?, redirectURI: String,

@@ -23,7 +23,7 @@ import AuthKit
 package struct CallbackParser {
     package init() {}
 
-    package func verifier(from text: String, for pending: OAuth1PendingAuthorization) throws -> String {
+    package func verifier(from text: String, for pending: PendingAuthorization) throws -> String {
         guard !pending.isOutOfBand else { throw AuthKitError.redirect(.outOfBandAttempt) }
         let values = try RedirectParser().parameters(of: text, expectedTarget: pending.redirectURI)
 

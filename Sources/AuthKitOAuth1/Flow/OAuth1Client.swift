@@ -136,7 +136,7 @@ public struct OAuth1Client: Authenticator {
     ///     (e.g. `force_login=true`); `oauth_token` is reserved.
     public func startAuthorization(
         redirectURI: URL?, authenticating: Bool? = nil, additionalParameters: [String: String] = [:]
-    ) async throws -> (url: URL, pending: OAuth1PendingAuthorization) {
+    ) async throws -> (url: URL, pending: PendingAuthorization) {
         if additionalParameters["oauth_token"] != nil {
             throw AuthKitError.misuse(.reservedParameter("oauth_token"))
         }
@@ -167,7 +167,7 @@ public struct OAuth1Client: Authenticator {
                     "the reply lacks oauth_callback_confirmed=true, which RFC 5849 §2.1 requires (it shows the callback was registered). A server that omits it but sends oauth_verifier with its callback can be let through with \"requireCallbackConfirmed\": false under \"oauth1\" in the provider file (giving up that check); one that speaks only OAuth 1.0, with no verifier, is not supported."
                 ))
         }
-        let pending = OAuth1PendingAuthorization(
+        let pending = PendingAuthorization(
             providerID: descriptor.id, requestToken: values["oauth_token"] ?? "",
             requestTokenSecret: values["oauth_token_secret"] ?? "", redirectURI: callbackValue, createdAt: now(),
             consumerKey: signer.consumerKey, accessTokenURL: endpoints.accessTokenURL)
@@ -190,18 +190,18 @@ public struct OAuth1Client: Authenticator {
     /// - Throws: ``AuthKit/AuthKitError/Code/redirectRejected`` for a URL that does not answer
     ///   this attempt; ``AuthKit/AuthKitError/Code/authorizationFailed`` (`access_denied`)
     ///   when the user declined.
-    public func verifier(from redirect: URL, pending: OAuth1PendingAuthorization) throws -> String {
+    public func verifier(from redirect: URL, pending: PendingAuthorization) throws -> String {
         try checkAttempt(pending)
         // A refusal's oauth_problem_advice may repeat the consumer secret: masked, as reply errors are.
         do {
             return try CallbackParser().verifier(from: redirect.absoluteString, for: pending)
         } catch let error as AuthKitError {
-            throw SecretMask(knownSecrets(pending.requestTokenSecret)).apply(error)
+            throw SecretMask(knownSecrets(pending.requestTokenSecret ?? "")).apply(error)
         }
     }
 
     /// Checks the callback, then exchanges its verifier for a credential.
-    public func exchange(redirect: URL, pending: OAuth1PendingAuthorization, label: String? = nil) async throws
+    public func exchange(redirect: URL, pending: PendingAuthorization, label: String? = nil) async throws
         -> Credential
     {
         try await exchange(
@@ -212,7 +212,7 @@ public struct OAuth1Client: Authenticator {
     /// the user typed) for the access token (RFC 5849 §2.3). In the PIN flow
     /// the spaces and line breaks around the code are dropped; a callback's
     /// verifier is sent as given.
-    public func exchange(verifier: String, pending: OAuth1PendingAuthorization, label: String? = nil) async throws
+    public func exchange(verifier: String, pending: PendingAuthorization, label: String? = nil) async throws
         -> Credential
     {
         try await exchange(verifier: verifier, typed: pending.isOutOfBand, pending: pending, label: label)
@@ -223,7 +223,7 @@ public struct OAuth1Client: Authenticator {
     /// callback (by this client, or by the caller from
     /// ``verifier(from:pending:)``) is sent as the provider issued it (§2.3:
     /// it is opaque), or refused below.
-    private func exchange(verifier: String, typed: Bool, pending: OAuth1PendingAuthorization, label: String?)
+    private func exchange(verifier: String, typed: Bool, pending: PendingAuthorization, label: String?)
         async throws -> Credential
     {
         // Before the request token and verifier go anywhere: an attempt
@@ -262,15 +262,15 @@ public struct OAuth1Client: Authenticator {
         let url = try Self.url(endpoints.accessTokenURL, field: "accessTokenURL", descriptor: descriptor)
         let header = try signer.authorizationHeader(
             method: endpoints.accessTokenMethod, url: url, token: pending.requestToken,
-            tokenSecret: pending.requestTokenSecret,
+            tokenSecret: pending.requestTokenSecret ?? "",
             protocolParameters: [("oauth_verifier", verifier)])
         var request = OutgoingRequest(method: HTTPRequest.Method(endpoints.accessTokenMethod) ?? .post, url: url)
         request.setHeader("Authorization", header)
-        request.secrets = knownSecrets(pending.requestTokenSecret, pending.requestToken, verifier)
+        request.secrets = knownSecrets(pending.requestTokenSecret ?? "", pending.requestToken, verifier)
         let response = try await transport.send(request, step: .accessToken)
         let receivedAt = now()
         let fields = try ReplyParser(
-            step: .accessToken, secrets: knownSecrets(pending.requestTokenSecret, pending.requestToken, verifier)
+            step: .accessToken, secrets: knownSecrets(pending.requestTokenSecret ?? "", pending.requestToken, verifier)
         )
         .fields(of: response, required: ["oauth_token", "oauth_token_secret"])
         return makeCredential(fields, receivedAt: receivedAt, label: label)
@@ -400,7 +400,7 @@ public struct OAuth1Client: Authenticator {
     /// another consumer key's or access-token endpoint's of this one's
     /// (compared byte for byte). An attempt kept by an older version records
     /// neither: only its provider is compared.
-    private func checkAttempt(_ pending: OAuth1PendingAuthorization) throws {
+    private func checkAttempt(_ pending: PendingAuthorization) throws {
         try checkAttempt(startedBy: pending.providerID)
         let sameConsumer = pending.consumerKey.map { ExactText.same($0, signer.consumerKey) } ?? true
         let sameEndpoint = pending.accessTokenURL.map { ExactText.same($0, endpoints.accessTokenURL) } ?? true
