@@ -4,6 +4,9 @@
     import AuthKit
     import AuthenticationServices
     import Foundation
+    #if canImport(SwiftUI)
+        import SwiftUI
+    #endif
 
     /// A ``AuthKit/UserAgent`` on `ASWebAuthenticationSession`: the system's
     /// sign-in sheet, which shares cookies with Safari (RFC 8252 §8.12: an
@@ -16,11 +19,28 @@
     /// closing the sheet throws ``AuthKit/AuthKitError/Code/cancelled``, and cancelling
     /// the task closes the sheet. The session is created, started and cancelled on
     /// the main actor, as AuthenticationServices requires.
-    public struct WebAuthenticationUserAgent: UserAgent {
+    ///
+    /// In SwiftUI, make it from the view's `WebAuthenticationSession`, which
+    /// finds its own window (`init(_:prefersEphemeralWebBrowserSession:)`):
+    /// one agent, two ways to present the same system sheet.
+    ///
+    /// `@unchecked Sendable`: SwiftUI's `WebAuthenticationSession` is not
+    /// marked `Sendable`; the agent only hands it to its own `authenticate`
+    /// calls, which SwiftUI runs on the main actor.
+    public struct WebAuthenticationUserAgent: UserAgent, @unchecked Sendable {
         /// No cookies shared with Safari, nothing kept afterwards: the user signs
         /// in every time (and is not asked "wants to use … to sign in").
         public var prefersEphemeralWebBrowserSession: Bool
-        private let presentationAnchor: @MainActor @Sendable () -> ASPresentationAnchor
+        let presenter: Presenter
+
+        /// What shows the sheet.
+        enum Presenter {
+            /// The window it is shown over, asked for on the main actor when the session starts.
+            case anchor(@MainActor @Sendable () -> ASPresentationAnchor)
+            /// SwiftUI's `WebAuthenticationSession` (iOS 16.4, macOS 13.3), kept
+            /// untyped: a stored value cannot be limited to an OS version.
+            case swiftUI(Any)
+        }
 
         /// - Parameter presentationAnchor: the window the sheet is shown over,
         ///   asked for on the main actor when the session starts.
@@ -29,7 +49,7 @@
             presentationAnchor: @escaping @MainActor @Sendable () -> ASPresentationAnchor
         ) {
             self.prefersEphemeralWebBrowserSession = prefersEphemeralWebBrowserSession
-            self.presentationAnchor = presentationAnchor
+            self.presenter = .anchor(presentationAnchor)
         }
 
         public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
@@ -52,6 +72,21 @@
         public func redirect(opening url: URL, redirectURI: URL) async throws -> URL {
             let callback = try WebAuthenticationCallback(
                 redirectURI: redirectURI, httpsCallbacksAvailable: systemCatchesHTTPSCallbacks())
+            let presentationAnchor: @MainActor @Sendable () -> ASPresentationAnchor
+            switch presenter {
+            case .anchor(let anchor): presentationAnchor = anchor
+            case .swiftUI(let session):
+                #if canImport(SwiftUI)
+                    if #available(iOS 16.4, macOS 13.3, watchOS 9.4, tvOS 16.4, *),
+                        let session = session as? WebAuthenticationSession
+                    {
+                        return try await redirect(
+                            opening: url, redirectURI: redirectURI, callback: callback, in: session)
+                    }
+                #endif
+                throw AuthKitError.misuse(
+                    .userAgentBrokeProtocol("SwiftUI's WebAuthenticationSession needs iOS 16.4 or macOS 13.3"))
+            }
             let holder = await SessionHolder()
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<URL, Error>) in

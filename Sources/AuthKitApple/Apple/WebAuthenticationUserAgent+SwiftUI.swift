@@ -5,50 +5,41 @@
     import AuthenticationServices
     import SwiftUI
 
-    /// A ``AuthKit/UserAgent`` on SwiftUI's `WebAuthenticationSession`, which
-    /// finds its own window: take it from the environment in a view
-    /// (`@Environment(\.webAuthenticationSession) private var session`) and pass it in.
-    @available(iOS 16.4, macOS 13.3, watchOS 9.4, tvOS 16.4, *)
-    public struct SwiftUIWebAuthenticationUserAgent: UserAgent, @unchecked Sendable {
-        private let session: WebAuthenticationSession
-        /// No cookies shared with the browser, nothing kept afterwards.
-        public var prefersEphemeralWebBrowserSession: Bool
-
+    extension WebAuthenticationUserAgent {
+        /// The agent on SwiftUI's `WebAuthenticationSession`, which finds its
+        /// own window: take it from the environment in a view
+        /// (`@Environment(\.webAuthenticationSession) private var session`)
+        /// and pass it in.
+        @available(iOS 16.4, macOS 13.3, watchOS 9.4, tvOS 16.4, *)
         public init(_ session: WebAuthenticationSession, prefersEphemeralWebBrowserSession: Bool = false) {
-            self.session = session
             self.prefersEphemeralWebBrowserSession = prefersEphemeralWebBrowserSession
+            self.presenter = .swiftUI(session)
         }
 
-        public func run(_ authorization: AuthorizationSession) async throws -> UserAgentResult {
-            guard let redirectURI = authorization.redirectURI else {
-                throw AuthKitError.misuse(
-                    .userAgentBrokeProtocol(
-                        "an out-of-band (PIN) sign-in has no redirect to catch; use ManualUserAgent"))
-            }
-            let callback = try WebAuthenticationCallback(
-                redirectURI: redirectURI, httpsCallbacksAvailable: systemCatchesHTTPSCallbacks())
-            let url = try await authorization.makeAuthorizationURL(redirectURI)
+        /// Opens `url` in SwiftUI's session and returns the redirect it caught.
+        @available(iOS 16.4, macOS 13.3, watchOS 9.4, tvOS 16.4, *)
+        func redirect(
+            opening url: URL, redirectURI: URL, callback: WebAuthenticationCallback,
+            in session: WebAuthenticationSession
+        ) async throws -> URL {
             let browser: WebAuthenticationSession.BrowserSession =
                 prefersEphemeralWebBrowserSession ? .ephemeral : .shared
             do {
-                let redirect: URL
                 if #available(iOS 17.4, macOS 14.4, watchOS 10.4, tvOS 17.4, visionOS 1.1, *) {
                     let asCallback: ASWebAuthenticationSession.Callback
                     switch callback {
                     case .customScheme(let scheme): asCallback = .customScheme(scheme)
                     case .https(let host, let path): asCallback = .https(host: host, path: path)
                     }
-                    redirect = try await session.authenticate(
+                    return try await session.authenticate(
                         using: url, callback: asCallback, preferredBrowserSession: browser, additionalHeaderFields: [:])
-                } else {
-                    guard let scheme = callback.scheme else {
-                        throw AuthKitError.unusableRedirectURI(
-                            uri: redirectURI.absoluteString, reason: "an https callback needs iOS 17.4 or macOS 14.4.")
-                    }
-                    redirect = try await session.authenticate(
-                        using: url, callbackURLScheme: scheme, preferredBrowserSession: browser)
                 }
-                return .redirect(redirect, redirectURI: redirectURI)
+                guard let scheme = callback.scheme else {
+                    throw AuthKitError.unusableRedirectURI(
+                        uri: redirectURI.absoluteString, reason: "an https callback needs iOS 17.4 or macOS 14.4.")
+                }
+                return try await session.authenticate(
+                    using: url, callbackURLScheme: scheme, preferredBrowserSession: browser)
             } catch let error as AuthKitError {
                 throw error
             } catch is CancellationError {
