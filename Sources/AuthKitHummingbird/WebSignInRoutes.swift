@@ -28,7 +28,7 @@ extension WebSignIn {
                 let started = try await self.start(
                     providerID: provider, returnTo: returnTo,
                     bindingCookie: Self.cookie(self.configuration.bindingCookie, of: request))
-                return Self.redirect(to: started.location.absoluteString, cookies: started.cookies)
+                return Self.redirect(to: started.location, cookies: started.cookies)
             }
         }
         router.get("\(prefix)/:provider/callback") { request, context -> Response in
@@ -38,7 +38,7 @@ extension WebSignIn {
                     providerID: provider, query: request.uri.query ?? "",
                     bindingCookie: Self.cookie(self.configuration.bindingCookie, of: request),
                     sessionCookie: Self.cookie(self.configuration.sessionCookie, of: request))
-                return Self.redirect(to: finished.returnTo, cookies: finished.cookies)
+                return Self.redirect(to: finished.redirect.location, cookies: finished.redirect.cookies)
             }
         }
         router.post("\(prefix)/logout") { request, context -> Response in
@@ -65,9 +65,9 @@ extension WebSignIn {
                     )
                 }
                 if let endSession = signedOut.endSession {
-                    return Self.page(endSession.formHTML(), status: .ok, cookies: signedOut.cookies)
+                    return Self.page(endSession.formHTML(), status: .ok, cookies: signedOut.redirect.cookies)
                 }
-                return Self.redirect(to: self.sitePath("/"), cookies: signedOut.cookies)
+                return Self.redirect(to: signedOut.redirect.location, cookies: signedOut.redirect.cookies)
             }
         }
     }

@@ -1,3 +1,4 @@
+import AuthKit
 import HTTPTypes
 
 /// A cookie the sign-in sets or clears, framework-neutral: an adapter
@@ -72,8 +73,7 @@ package struct WebCookie: Sendable, Hashable {
     }
 }
 
-/// Printed, logged or dumped (a `Started`, `Finished` or `SignedOut` in a
-/// log line), a cookie shows its name and attributes, not its value: a
+/// Printed, logged or dumped (a redirect in a log line), a cookie shows its name and attributes, not its value: a
 /// session cookie's value is the session, a binding cookie's finishes a
 /// sign-in.
 extension WebCookie: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
@@ -86,38 +86,17 @@ extension WebCookie: CustomStringConvertible, CustomDebugStringConvertible, Cust
     package var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }
 
-/// Printed, logged or dumped, a started sign-in shows where it sends the
-/// browser without its query: the authorization request's `state` (or a
-/// pushed request's `request_uri`) is what a forged error callback needs
-/// to end that sign-in.
-extension WebSignIn.Started: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+/// Printed, logged or dumped, a redirect shows where it sends the browser
+/// without its query (the authorization request's `state`, or a pushed
+/// request's `request_uri`, is what a forged error callback needs to end
+/// that sign-in), and its cookies without their values (a session
+/// cookie's value is the session).
+extension WebSignIn.Redirect: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
-        "Started(location: \(location.redactedForLogs), query not shown; cookies: \(WebCookie.shown(cookies)))"
-    }
-
-    public var debugDescription: String { description }
-
-    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
-}
-
-/// A finished sign-in shows the user and the return path, its session
-/// cookie without its value.
-extension WebSignIn.Finished: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var description: String {
-        "Finished(user: \(user), returnTo: \(returnTo), cookies: \(WebCookie.shown(cookies)))"
-    }
-
-    public var debugDescription: String { description }
-
-    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
-}
-
-/// A sign-out shows the cleared cookie and whether the provider's session
-/// is to be ended (its request prints without the ID token hint).
-extension WebSignIn.SignedOut: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var description: String {
-        "SignedOut(cookies: \(WebCookie.shown(cookies)), endSession: \(endSession.map { "\($0)" } ?? "none"), "
-            + "revocationFailure: \(revocationFailure.map { "\($0)" } ?? "none"))"
+        let shown =
+            location.firstIndex(where: { $0 == "?" || $0 == "#" }).map { location[..<$0] + "?…" } ?? location[...]
+        return
+            "Redirect(location: \(DisplayText.sanitized(String(shown), limit: 300)), cookies: \(WebCookie.shown(cookies)))"
     }
 
     public var debugDescription: String { description }

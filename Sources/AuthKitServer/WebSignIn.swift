@@ -306,9 +306,15 @@ public final class WebSignIn: Sendable {
 
     // MARK: - Signing in
 
-    /// Where to send the browser, and the binding cookie to set on it.
-    public struct Started: Sendable {
-        public var location: URL
+    /// What a route answers: a redirect (302) to ``location`` with
+    /// ``cookies``. `start` sends the browser to the provider with the
+    /// binding cookie; `finish` to the return path with the new session;
+    /// `signOut` to the site's root (unless the provider's session is ended
+    /// first) with the session cleared.
+    public struct Redirect: Sendable {
+        /// The `Location` to answer with: the provider's authorization URL,
+        /// or a path under the public URL's path (``sitePath(_:)``).
+        public var location: String
         /// `Set-Cookie` fields to send with the answer (RFC 6265 §4.1).
         public var cookies: [HTTPField]
     }
@@ -324,7 +330,7 @@ public final class WebSignIn: Sendable {
     ///   sign-in's callback is still refused so.)
     /// - Throws: ``AuthKit/AuthKitError`` (unknown provider, a return path that is
     ///   not a path on this site), the client's errors, the store's.
-    public func start(providerID: String, returnTo: String?, bindingCookie: String? = nil) async throws -> Started {
+    public func start(providerID: String, returnTo: String?, bindingCookie: String? = nil) async throws -> Redirect {
         try checkConfiguration()
         guard let client = clients[providerID] else { throw AuthKitError.webSignIn(.unknownProvider(providerID)) }
         guard let path = ReturnPath.checked(returnTo) else { throw AuthKitError.webSignIn(.invalidReturnPath) }
@@ -355,8 +361,8 @@ public final class WebSignIn: Sendable {
             providerID: providerID, pending: pending, returnTo: path, browserBinding: Self.digest(binding),
             expiresAt: now().addingTimeInterval(lifetime.seconds))
         try await store.insert(attempt, id: Self.digest(pending.state))
-        return Started(
-            location: url,
+        return Redirect(
+            location: url.absoluteString,
             cookies: [
                 WebCookie(
                     name: configuration.bindingCookie, value: binding, maxAge: Int(lifetime.components.seconds),
@@ -365,19 +371,11 @@ public final class WebSignIn: Sendable {
             ])
     }
 
-    /// The signed-in user, where to send them, and the cookies to set (a new
-    /// session). The binding cookie stays for its own lifetime: another
+    /// `GET /auth/{provider}/callback?…`: finishes a sign-in. Returns the
+    /// signed-in user, and the redirect to the return path the sign-in
+    /// started with (under the public URL's path) with the new session's
+    /// cookie. The binding cookie stays for its own lifetime: another
     /// sign-in of this browser may still be under way.
-    public struct Finished: Sendable {
-        public var user: SignedInUser
-        /// The return path the sign-in started with, under the public URL's
-        /// path (``sitePath(_:)``): the `Location` to answer with.
-        public var returnTo: String
-        /// `Set-Cookie` fields to send with the answer (RFC 6265 §4.1).
-        public var cookies: [HTTPField]
-    }
-
-    /// `GET /auth/{provider}/callback?…`: finishes a sign-in.
     /// - Parameters:
     ///   - query: the callback's query, as received (percent-encoded).
     ///   - bindingCookie: the value of the binding cookie the request carried.
@@ -391,7 +389,7 @@ public final class WebSignIn: Sendable {
     ///   `idTokenRejected`, …); the stores'.
     public func finish(
         providerID: String, query: String, bindingCookie: String?, sessionCookie: String? = nil
-    ) async throws -> Finished {
+    ) async throws -> (user: SignedInUser, redirect: Redirect) {
         try checkConfiguration()
         guard let client = clients[providerID] else { throw AuthKitError.webSignIn(.unknownProvider(providerID)) }
         // A query that does not decode (a `%` without two hex digits, in an
@@ -454,14 +452,15 @@ public final class WebSignIn: Sendable {
                 user: user, csrfToken: SecureRandom.token(), createdAt: created,
                 expiresAt: created.addingTimeInterval(configuration.sessionLifetime.seconds)),
             id: Self.digest(sessionID))
-        return Finished(
-            user: user, returnTo: sitePath(attempt.returnTo),
+        let redirect = Redirect(
+            location: sitePath(attempt.returnTo),
             cookies: [
                 WebCookie(
                     name: configuration.sessionCookie, value: sessionID,
                     maxAge: Int(configuration.sessionLifetime.components.seconds), secure: secureCookies
                 ).field
             ])
+        return (user, redirect)
     }
 
     // MARK: - The session
@@ -509,26 +508,19 @@ public final class WebSignIn: Sendable {
         return nil
     }
 
-    /// The cookies to clear, and the provider's end-session page when it has one.
-    public struct SignedOut: Sendable {
-        /// `Set-Cookie` fields to send with the answer (RFC 6265 §4.1).
-        public var cookies: [HTTPField]
-        /// Post this from the browser (``EndSessionRequest/formHTML()``) to
-        /// end the provider's session too.
-        public var endSession: EndSessionRequest?
-        /// Why the grant was not revoked at the provider, when
-        /// `revokeOnSignOut` asked for it: the provider could not be
-        /// reached or refused (its error), or no client for it is
-        /// configured here any more (``AuthKit/AuthKitError/Code/unknownProvider``).
-        /// The credential is removed here all the same (kept, it would be
-        /// kept for nobody), so the provider may still honour its refresh
-        /// token until it expires: log it (the routes do), and the user can
-        /// revoke the app's access in the provider's account settings.
-        /// `nil` when revoked, or when the provider offers no revocation.
-        public var revocationFailure: (any Error)?
-    }
-
-    /// `POST /auth/logout`: ends the session. The request must carry the
+    /// `POST /auth/logout`: ends the session. Returns the redirect to the
+    /// site's root with the session cookie cleared; the provider's
+    /// end-session request when it has one (post it from the browser,
+    /// ``EndSessionRequest/formHTML()``, with the redirect's cookies, to end
+    /// the provider's session too); and why the grant was not revoked at
+    /// the provider, when `revokeOnSignOut` asked for it: the provider could
+    /// not be reached or refused (its error), or no client for it is
+    /// configured here any more (``AuthKit/AuthKitError/Code/unknownProvider``).
+    /// The credential is removed here all the same (kept, it would be kept
+    /// for nobody), so the provider may still honour its refresh token until
+    /// it expires: log it (the routes do), and the user can revoke the app's
+    /// access in the provider's account settings. `nil` when revoked, or
+    /// when the provider offers no revocation. The request must carry the
     /// session's CSRF token, and, when it says where it comes from
     /// (`Origin`), come from this site. `Origin: null` says nothing of where
     /// (the Fetch standard sends it for a form on a page with
@@ -541,10 +533,13 @@ public final class WebSignIn: Sendable {
     /// "not signed in", the browser kept sending the dead cookie.
     /// - Throws: ``AuthKit/AuthKitError/Code/notSignedIn`` (no session cookie at all),
     ///   ``AuthKit/AuthKitError/Code/csrfRefused``.
-    public func signOut(cookie: String?, csrfToken: String?, origin: String?) async throws -> SignedOut {
+    public func signOut(cookie: String?, csrfToken: String?, origin: String?) async throws -> (
+        redirect: Redirect, endSession: EndSessionRequest?, revocationFailure: (any Error)?
+    ) {
         guard let cookie else { throw AuthKitError.webSignIn(.notSignedIn) }
         let cleared = WebCookie(name: configuration.sessionCookie, value: "", maxAge: 0, secure: secureCookies).field
-        guard let session = try await session(cookie: cookie) else { return SignedOut(cookies: [cleared]) }
+        let home = Redirect(location: sitePath("/"), cookies: [cleared])
+        guard let session = try await session(cookie: cookie) else { return (home, nil, nil) }
         guard let csrfToken, ConstantTime.equals(csrfToken, session.csrfToken) else {
             throw AuthKitError.webSignIn(.csrfRefused)
         }
@@ -598,7 +593,7 @@ public final class WebSignIn: Sendable {
         } else {
             try await store.removeSession(id: Self.digest(cookie))
         }
-        return SignedOut(cookies: [cleared], endSession: endSession, revocationFailure: revocationFailure)
+        return (home, endSession, revocationFailure)
     }
 
     // MARK: - Helpers

@@ -60,22 +60,27 @@ import Testing
                 == SignedInUser(providerID: "github", subject: "42", issuer: nil, displayName: nil).credentialKey)
     }
 
-    /// What the sign-in hands an app (`Started`, `Finished`, `SignedOut`),
-    /// printed or dumped into a log, shows no cookie value (a session
-    /// cookie's value is the session), no ID token (the end-session hint)
-    /// and no `state` (with which a forged error callback ends the sign-in).
+    /// What the sign-in hands an app (its redirects, the signed-in user, the
+    /// sign-out's end-session request), printed or dumped into a log, shows
+    /// no cookie value (a session cookie's value is the session), no ID
+    /// token (the end-session hint) and no `state` (with which a forged
+    /// error callback ends the sign-in).
     @Test func whatASignInReturnsPrintsNoSecret() {
         let cookie = WebCookie(name: "__Host-authkit_session", value: "SESSION-secret-0123", maxAge: 60, secure: true)
-        let finished = WebSignIn.Finished(
-            user: SignedInUser(providerID: "google", subject: "1", issuer: nil, displayName: nil), returnTo: "/",
-            cookies: [cookie.field])
-        let signedOut = WebSignIn.SignedOut(
-            cookies: [cookie.field],
-            endSession: EndSessionRequest(
-                endpoint: URL(string: "https://op.example/logout")!, parameters: ["id_token_hint": "eyJ-secret-0123"]))
-        let started = WebSignIn.Started(
-            location: URL(string: "https://op.example/authorize?client_id=app&state=STATE-secret-0123")!,
-            cookies: [cookie.field])
+        let finished = (
+            user: SignedInUser(providerID: "google", subject: "1", issuer: nil, displayName: nil),
+            redirect: WebSignIn.Redirect(location: "/", cookies: [cookie.field])
+        )
+        let signedOut = (
+            redirect: WebSignIn.Redirect(location: "/", cookies: [cookie.field]),
+            endSession: Optional(
+                EndSessionRequest(
+                    endpoint: URL(string: "https://op.example/logout")!,
+                    parameters: ["id_token_hint": "eyJ-secret-0123"])),
+            revocationFailure: (any Error)?.none
+        )
+        let started = WebSignIn.Redirect(
+            location: "https://op.example/authorize?client_id=app&state=STATE-secret-0123#x", cookies: [cookie.field])
         let values: [any Sendable] = [cookie, finished, signedOut, started]
         for value in values {
             var dumped = ""
@@ -84,6 +89,7 @@ import Testing
                 #expect(!shown.contains("secret") && shown.contains("__Host-authkit_session"), "\(shown)")
             }
         }
+        #expect("\(started)".contains("https://op.example/authorize?…"), "\(started)")
         // The header the browser gets still carries it; a cleared one shows as cleared.
         #expect(cookie.headerValue.hasPrefix("__Host-authkit_session=SESSION-secret-0123;"))
         #expect(cookie.field.value == cookie.headerValue && cookie.field.name == .setCookie)
