@@ -110,8 +110,8 @@ struct WebExample: AsyncParsableCommand {
         } else {
             postgres = nil
             web = WebSignIn(
-                configuration: .init(publicURL: publicURL), clients: clients, credentials: InMemoryCredentialStore(),
-                store: InMemoryWebSignInStore())
+                configuration: .init(publicURL: publicURL), clients: clients, credentials: inMemoryCredentialStore(),
+                store: inMemoryWebSignInStore())
         }
 
         // 3. The routes: AuthKit's, a page with the sign-in links, and /me.

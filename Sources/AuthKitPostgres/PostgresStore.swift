@@ -59,7 +59,7 @@ public final class PostgresStore: CredentialStore, WebSignInStore {
     ///   session reads (they did: every page then timed out).
     /// - Parameter pendingSignInLimit: how many sign-ins waiting for their
     ///   callback the table keeps; past it the ones that expire first go
-    ///   (their browsers start again), as ``InMemoryWebSignInStore``
+    ///   (their browsers start again), as the in-memory store (``AuthKitServer/inMemoryWebSignInStore(attemptLimit:sessionsPerUser:)``)
     ///   does. Each `/login` writes a row before anyone has signed in, so
     ///   without a bound a flood of requests filled the database for the
     ///   attempt's lifetime and the hour the sweeps leave. Trimmed every
@@ -67,7 +67,7 @@ public final class PostgresStore: CredentialStore, WebSignInStore {
     ///   pass it by that many rows per instance.
     /// - Parameter sessionsPerUser: how many sessions one user may hold at
     ///   once (browsers, devices); a sign-in past it ends those that expire
-    ///   first, as ``InMemoryWebSignInStore`` does. Each sign-in makes a row
+    ///   first, as the in-memory store (``AuthKitServer/inMemoryWebSignInStore(attemptLimit:sessionsPerUser:)``) does. Each sign-in makes a row
     ///   that lives for days, so one account signing in again and again (a
     ///   script that drops its cookies) grew the table without end.
     /// - Parameter encryptionKeys: the keys that seal tokens at rest, written

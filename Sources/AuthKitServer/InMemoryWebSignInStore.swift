@@ -9,8 +9,21 @@ import AuthKit
 /// Sign-in attempts and sessions in this process's memory: one instance
 /// (a sign-in started here cannot finish on another; a restart signs
 /// everyone out). Several instances share a database instead
-/// (``AuthKitPostgres/PostgresStore``).
-public actor InMemoryWebSignInStore: WebSignInStore {
+/// (``AuthKitPostgres/PostgresStore``). Its API is the protocol's, so it is
+/// reached through this function.
+/// - Parameters:
+///   - attemptLimit: how many started sign-ins are kept at most; past it,
+///     expired ones are swept and then the oldest go (a flood of started,
+///     never finished sign-ins cannot fill the memory).
+///   - sessionsPerUser: how many sessions one user may hold at once
+///     (browsers, devices); a sign-in past it ends the session that
+///     expires first.
+public func inMemoryWebSignInStore(attemptLimit: Int = 10_000, sessionsPerUser: Int = 100) -> any WebSignInStore {
+    InMemoryWebSignInStore(attemptLimit: attemptLimit, sessionsPerUser: sessionsPerUser)
+}
+
+/// What ``inMemoryWebSignInStore(attemptLimit:sessionsPerUser:)`` returns.
+package actor InMemoryWebSignInStore: WebSignInStore {
     private var attempts: [String: SignInAttempt] = [:]
     /// Attempts kept at most; expired ones, then the oldest, go first.
     private let attemptLimit: Int
@@ -34,14 +47,14 @@ public actor InMemoryWebSignInStore: WebSignInStore {
     ///     without a bound one account signing in again and again (a script
     ///     that drops its cookies, the provider's consent remembered) grew the
     ///     memory without end.
-    public init(attemptLimit: Int = 10_000, sessionsPerUser: Int = 100) {
+    package init(attemptLimit: Int = 10_000, sessionsPerUser: Int = 100) {
         self.attemptLimit = max(1, attemptLimit)
         self.sessionsPerUser = max(1, sessionsPerUser)
     }
 
     // MARK: Sign-in attempts
 
-    public func insert(_ attempt: SignInAttempt, id: String) async throws {
+    package func insert(_ attempt: SignInAttempt, id: String) async throws {
         if attempts.count >= attemptLimit {
             let now = Date()
             attempts = attempts.filter { $0.value.expiresAt > now }
@@ -57,19 +70,19 @@ public actor InMemoryWebSignInStore: WebSignInStore {
         attempts[id] = attempt
     }
 
-    public func takeAttempt(id: String, now: Date) async throws -> SignInAttempt? {
+    package func takeAttempt(id: String, now: Date) async throws -> SignInAttempt? {
         guard let attempt = attempts.removeValue(forKey: id), attempt.expiresAt > now else { return nil }
         return attempt
     }
 
-    public func attempt(id: String, now: Date) async throws -> SignInAttempt? {
+    package func attempt(id: String, now: Date) async throws -> SignInAttempt? {
         guard let attempt = attempts[id], attempt.expiresAt > now else { return nil }
         return attempt
     }
 
     // MARK: Sessions
 
-    public func insert(_ session: WebSession, id: String) async throws {
+    package func insert(_ session: WebSession, id: String) async throws {
         if sessions.count >= sweepAt {
             let now = Date()
             for (expired, session) in sessions where session.expiresAt <= now { forget(expired, of: session.user) }
@@ -88,7 +101,7 @@ public actor InMemoryWebSignInStore: WebSignInStore {
         }
     }
 
-    public func session(id: String, now: Date) async throws -> WebSession? {
+    package func session(id: String, now: Date) async throws -> WebSession? {
         guard let session = sessions[id] else { return nil }
         guard session.expiresAt > now else {
             forget(id, of: session.user)
@@ -97,11 +110,11 @@ public actor InMemoryWebSignInStore: WebSignInStore {
         return session
     }
 
-    public func removeSession(id: String) async throws {
+    package func removeSession(id: String) async throws {
         if let session = sessions[id] { forget(id, of: session.user) }
     }
 
-    public func removeSessions(of user: SignedInUser) async throws {
+    package func removeSessions(of user: SignedInUser) async throws {
         for id in byUser.removeValue(forKey: user.credentialKey) ?? [] { sessions[id] = nil }
     }
 

@@ -10,7 +10,7 @@ import AuthKit
 /// sessions live. Shared by every instance of the app behind one address (a
 /// database: ``AuthKitPostgres/PostgresStore``), so that a sign-in started
 /// on one instance finishes on another and a session cookie from one is
-/// valid on all; ``InMemoryWebSignInStore`` for a single instance.
+/// valid on all; ``inMemoryWebSignInStore(attemptLimit:sessionsPerUser:)`` for a single instance.
 ///
 /// One store holds both, as every app needs both and in the same place: an
 /// attempt kept in one instance's memory fails the callback that reaches

@@ -11,7 +11,7 @@ import Testing
         let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
         let credential = try await client.authorize(using: sandbox.userAgent(account: "alice"))
 
-        let store = InMemoryCredentialStore([credential])
+        let store = inMemoryCredentialStore([credential])
         let source = CredentialSource(authenticator: client, store: store, key: credential.key)
         let (response, _) = try await source.send(HTTPRequest(method: .get, url: sandbox.whoamiURL))
         #expect(response.status == .ok)

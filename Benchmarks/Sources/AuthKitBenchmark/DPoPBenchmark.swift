@@ -31,7 +31,7 @@ struct DPoPBenchmark {
         guard credential.tokenType == (bound ? "DPoP" : "Bearer") else {
             throw BenchmarkFailure("the sign-in gave a \(credential.tokenType) token")
         }
-        let store = InMemoryCredentialStore([credential])
+        let store = inMemoryCredentialStore([credential])
         return DPoPBenchmark(
             source: CredentialSource(authenticator: client, store: store, key: credential.key, httpClient: transport))
     }

@@ -36,7 +36,7 @@ struct TLSRequestBenchmark {
             providerID: "bench", accessToken: "bench-access", refreshToken: "bench-refresh",
             expiresAt: Date().addingTimeInterval(86_400), obtainedAt: Date().addingTimeInterval(-3_600))
         source = CredentialSource(
-            authenticator: client, store: InMemoryCredentialStore([credential]), key: credential.key)
+            authenticator: client, store: inMemoryCredentialStore([credential]), key: credential.key)
         request = HTTPRequest(method: .get, url: URL(string: "\(base)/me")!)
     }
 

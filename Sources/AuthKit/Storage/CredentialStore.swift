@@ -7,7 +7,7 @@
 /// Where credentials live between runs.
 ///
 /// ``FileCredentialStore`` keeps them in a JSON file under `$AUTHKIT_HOME`;
-/// ``InMemoryCredentialStore`` keeps them for the life of the process (tests,
+/// ``inMemoryCredentialStore(_:)`` keeps them for the life of the process (tests,
 /// servers that persist elsewhere). An app can conform its own (Keychain, a database).
 public protocol CredentialStore: Sendable {
     /// The credential filed under `key`, or `nil`.
