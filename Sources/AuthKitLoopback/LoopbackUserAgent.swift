@@ -69,7 +69,7 @@ public struct LoopbackUserAgent: UserAgent {
     ///   is not `http` on a loopback host; ``AuthKit/AuthKitError/Code/portInUse`` (or ``AuthKit/AuthKitError/Code/cannotListen``) when the port cannot
     ///   be bound or the wait times out; ``AuthKit/AuthKitError/Code/cancelled`` when the
     ///   task is cancelled. The listener is closed whenever this returns or throws.
-    public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
+    public func run(_ session: AuthorizationSession) async throws -> URL {
         let redirect = try LoopbackRedirect(
             requested: session.redirectURI, portIsFlexible: session.redirectPortIsFlexible)
         guard !Task.isCancelled else { throw AuthKitError.cancelled }
@@ -117,7 +117,7 @@ public struct LoopbackUserAgent: UserAgent {
             let answer = try await listener.answer(timeout: timeout)
             launch?.cancel()
             await listener.close()
-            return .redirect(answer, redirectURI: redirectURI)
+            return answer
         } catch {
             launch?.cancel()
             await listener.close()

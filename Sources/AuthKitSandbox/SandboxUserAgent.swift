@@ -15,7 +15,7 @@ import HTTPTypes
 /// redirect URI works (a custom scheme, Instagram's `https://localhost`). As
 /// a browser for the loopback listener (``browse(_:)``) it also follows the
 /// redirect to the listener.
-public struct SandboxUserAgent: UserAgent {
+public struct SandboxUserAgent: UserAgent, AnsweringUserAgent {
     /// What the agent did, for a narrated sign-in (`authkit sandbox try`).
     package enum Step: Sendable, CustomStringConvertible {
         /// The authorization URL opened.
@@ -68,11 +68,17 @@ public struct SandboxUserAgent: UserAgent {
         self.onStep = onStep
     }
 
-    public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
+    /// The redirect the sandbox answered with. (An OAuth 1.0a client asks
+    /// for the PIN of the out-of-band flow through the package's `answer(_:)`.)
+    public func run(_ session: AuthorizationSession) async throws -> URL {
+        try await redirect(of: session)
+    }
+
+    package func answer(_ session: AuthorizationSession) async throws -> UserAgentResult {
         let url = try await session.makeAuthorizationURL(session.redirectURI)
         switch try await answer(url) {
         case .redirect(let location):
-            return .redirect(location, redirectURI: session.redirectURI ?? location)
+            return .redirect(location)
         case .pin(let pin):
             return .verificationCode(pin)
         }

@@ -67,10 +67,7 @@ import Testing
         // And the browser reaching ::1 gets the listener.
         let response = try await RawHTTP.request(attempt.target("code=v6"), host: "::1", port: port)
         #expect(response.status == 200)
-        guard case .redirect(let url, _) = try await task.value else {
-            Issue.record("not a redirect")
-            return
-        }
+        let url = try await task.value
         #expect(url.absoluteString.contains("code=v6"))
     }
 
@@ -114,10 +111,7 @@ import Testing
         #expect(events.ignoredCount == 3)
         let genuine = try await RawHTTP.request(attempt.target("code=fine"), port: attempt.port)
         #expect(genuine.status == 200)
-        guard case .redirect(let url, _) = try await task.value else {
-            Issue.record("not a redirect")
-            return
-        }
+        let url = try await task.value
         #expect(url.absoluteString.contains("code=fine"))
     }
 }

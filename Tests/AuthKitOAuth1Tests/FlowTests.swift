@@ -117,7 +117,7 @@ import Testing
                 let answer = URL(
                     string: "http://127.0.0.1:5555/callback?oauth_token=request-token&oauth_verifier=the-verifier")!
                 try session.validateRedirect(answer)
-                return .redirect(answer, redirectURI: callback)
+                return .redirect(answer)
             }
             let credential = try await client.authorize(using: agent, options: AuthorizationOptions(label: "work"))
 
@@ -456,7 +456,7 @@ import Testing
                 _ = try await session.makeAuthorizationURL(callback)
                 let answer = URL(string: "http://127.0.0.1:5555/callback?denied=request-token")!
                 try session.validateRedirect(answer) // a genuine answer: must not throw
-                return .redirect(answer, redirectURI: callback)
+                return .redirect(answer)
             }
             let error = await #expect(throws: AuthKitError.self) { _ = try await client.authorize(using: agent) }
             #expect(error?.code == .accessDenied)
@@ -518,9 +518,7 @@ import Testing
                     try session.validateRedirect(
                         URL(string: "http://127.0.0.1:5555/callback?oauth_token=forged&oauth_verifier=v")!)
                 }
-                return .redirect(
-                    URL(string: "http://127.0.0.1:5555/callback?oauth_token=forged&oauth_verifier=v")!,
-                    redirectURI: callback)
+                return .redirect(URL(string: "http://127.0.0.1:5555/callback?oauth_token=forged&oauth_verifier=v")!)
             }
             await #expect(throws: AuthKitError.redirect(.requestTokenMismatch)) {
                 _ = try await client.authorize(using: agent)

@@ -56,7 +56,7 @@ struct InteropTests {
             let received = try #require(listener.requests(to: path).last)
             let answer = URL(string: listener.baseURL + received.uri)!
             try session.validateRedirect(answer)
-            return .redirect(answer, redirectURI: callback)
+            return .redirect(answer)
         }
     }
 

@@ -10,11 +10,13 @@ import Testing
     import FoundationNetworking
 #endif
 
-/// A ``UserAgent`` that runs a closure: the test plays the user.
-struct ScriptedAgent: UserAgent {
+/// A ``UserAgent`` that runs a closure: the test plays the user, who may
+/// type the out-of-band PIN as well as follow a redirect.
+struct ScriptedAgent: AnsweringUserAgent {
     let script: @Sendable (AuthorizationSession) async throws -> UserAgentResult
     init(_ script: @escaping @Sendable (AuthorizationSession) async throws -> UserAgentResult) { self.script = script }
-    func run(_ session: AuthorizationSession) async throws -> UserAgentResult { try await script(session) }
+    func run(_ session: AuthorizationSession) async throws -> URL { try await redirect(of: session) }
+    func answer(_ session: AuthorizationSession) async throws -> UserAgentResult { try await script(session) }
 }
 
 enum Fixture {

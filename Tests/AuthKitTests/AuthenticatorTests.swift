@@ -291,8 +291,7 @@ import Testing
     /// token): not in a print or a dump.
     @Test func aRedirectAndAnEndSessionRequestPrintNoSecret() {
         let redirect = UserAgentResult.redirect(
-            URL(string: "http://127.0.0.1:8765/callback?code=CODE-secret-0123&state=STATE-secret-0123")!,
-            redirectURI: URL(string: "http://127.0.0.1:8765/callback")!)
+            URL(string: "http://127.0.0.1:8765/callback?code=CODE-secret-0123&state=STATE-secret-0123")!)
         let end = EndSessionRequest(
             endpoint: URL(string: "https://op.example/logout")!,
             parameters: ["id_token_hint": "eyJ-secret-0123", "client_id": "app", "state": "s1"])

@@ -224,7 +224,7 @@ import Testing
     /// A user agent that only records that it was started.
     struct RecordingUserAgent: UserAgent {
         let started = Recorder<Int>()
-        func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
+        func run(_ session: AuthorizationSession) async throws -> URL {
             started.append(1)
             throw AuthKitError.cancelled
         }

@@ -43,7 +43,7 @@ struct ScriptedUserAgent: UserAgent {
     var answer: @Sendable (_ parameters: [String: String], _ redirectURI: URL) -> String
     let seenURLs = Recorder<URL>()
 
-    func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
+    func run(_ session: AuthorizationSession) async throws -> URL {
         var redirect = try #require(session.redirectURI)
         if let redirectPort, session.redirectPortIsFlexible {
             var components = try #require(URLComponents(url: redirect, resolvingAgainstBaseURL: false))
@@ -57,7 +57,7 @@ struct ScriptedUserAgent: UserAgent {
             try #require(FormURLEncoding.decode(query)), uniquingKeysWith: { first, _ in first })
         let answered = try #require(URL(string: answer(parameters, redirect)))
         try session.validateRedirect(answered)
-        return .redirect(answered, redirectURI: redirect)
+        return answered
     }
 }
 

@@ -239,7 +239,7 @@ extension Authenticator {
                     return // a genuine answer, carrying the provider's error (access_denied)
                 }
             })
-        let result = try await userAgent.run(session)
+        let result = try await userAgent.answer(to: session)
         guard let started = attempt.current else {
             throw AuthKitError.misuse(.userAgentBrokeProtocol("it returned without asking for the authorization URL."))
         }

@@ -17,7 +17,7 @@
 /// URL the browser ended on — or, for an out-of-band OAuth 1.0a flow, the PIN.
 ///
 /// Input and output are closures so tests (and GUIs) can drive it.
-public struct ManualUserAgent: UserAgent {
+public struct ManualUserAgent: UserAgent, AnsweringUserAgent {
     public var write: @Sendable (String) -> Void
     public var readLine: @Sendable () -> String?
 
@@ -47,7 +47,13 @@ public struct ManualUserAgent: UserAgent {
         return line
     }
 
-    public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
+    /// The pasted redirect. (An OAuth 1.0a client asks for the typed PIN
+    /// of the out-of-band flow through the package's `answer(_:)`.)
+    public func run(_ session: AuthorizationSession) async throws -> URL {
+        try await redirect(of: session)
+    }
+
+    package func answer(_ session: AuthorizationSession) async throws -> UserAgentResult {
         let redirect = Self.redirectToPaste(for: session)
         let url = try await session.makeAuthorizationURL(redirect)
         write(
@@ -74,7 +80,7 @@ public struct ManualUserAgent: UserAgent {
         guard let pasted = URL(string: line) else {
             throw AuthKitError.redirect(.malformed("the pasted text is not a URL"))
         }
-        return .redirect(pasted, redirectURI: redirectURI)
+        return .redirect(pasted)
     }
 
     /// The redirect URI the browser is sent to. A provider that takes any

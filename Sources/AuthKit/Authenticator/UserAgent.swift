@@ -11,32 +11,63 @@
 /// Per RFC 8252 §8.12 the agent must be external (the system browser), never an
 /// embedded web view that could read the user's password.
 public protocol UserAgent: Sendable {
-    func run(_ session: AuthorizationSession) async throws -> UserAgentResult
+    /// Asks `session` for the authorization URL (passing the redirect URI
+    /// the agent will catch), gets the user to approve, and returns the full
+    /// URL the provider sent the browser back to. Throws
+    /// ``AuthKitError/Code/cancelled`` when the user gives up.
+    func run(_ session: AuthorizationSession) async throws -> URL
 }
 
-/// What a ``UserAgent`` brings back.
-public enum UserAgentResult: Sendable, Hashable {
-    /// The full redirect URL the provider sent the browser to, and the redirect
-    /// URI the agent used (which may differ from the requested one in its port).
-    case redirect(URL, redirectURI: URL)
-    /// A verification code the user typed (OAuth 1.0a out-of-band PIN, RFC 5849 §2.1 `oob`).
+/// What an agent brings back inside the package: a redirect, or, from the
+/// agents a person types into (``ManualUserAgent``, the sandbox's), OAuth
+/// 1.0a's out-of-band PIN (RFC 5849 §2.1 `oob`), which is no URL.
+package enum UserAgentResult: Sendable, Hashable {
+    /// The full redirect URL the provider sent the browser to.
+    case redirect(URL)
+    /// A verification code the user typed (OAuth 1.0a out-of-band PIN).
     case verificationCode(String)
+}
+
+/// A user agent that can bring back a typed verification code as well as a
+/// redirect: the flow asks it for ``answer(_:)`` rather than ``UserAgent/run(_:)``.
+package protocol AnsweringUserAgent: UserAgent {
+    func answer(_ session: AuthorizationSession) async throws -> UserAgentResult
+}
+
+extension UserAgent {
+    /// The agent's answer: a typed code where it can give one, else its redirect.
+    package func answer(to session: AuthorizationSession) async throws -> UserAgentResult {
+        if let answering = self as? any AnsweringUserAgent { return try await answering.answer(session) }
+        return .redirect(try await run(session))
+    }
+}
+
+extension AnsweringUserAgent {
+    /// As a plain ``UserAgent``: the redirect; a typed code is refused (no
+    /// URL carries it; the OAuth 1.0a client asks for ``answer(_:)``).
+    package func redirect(of session: AuthorizationSession) async throws -> URL {
+        switch try await answer(session) {
+        case .redirect(let url): return url
+        case .verificationCode:
+            throw AuthKitError.misuse(
+                .userAgentBrokeProtocol("it brought back a typed code, which only an OAuth 1.0a client reads"))
+        }
+    }
 }
 
 /// Printed, logged or dumped, a redirect shows where it went, not its query
 /// (the authorization code, `state`), and a verification code is masked.
 extension UserAgentResult: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var description: String {
+    package var description: String {
         switch self {
-        case .redirect(let url, let redirectURI):
-            "redirect(\(url.redactedForLogs), redirect URI: \(redirectURI.redactedForLogs))"
+        case .redirect(let url): "redirect(\(url.redactedForLogs))"
         case .verificationCode: "verificationCode(••••)"
         }
     }
 
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 
-    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+    package var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 }
 
 /// What a ``UserAgent`` is asked to do: get the user to approve, and bring back

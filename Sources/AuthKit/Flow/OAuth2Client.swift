@@ -721,7 +721,7 @@ public struct OAuth2Client: Authenticator {
                     additionalParameters: options.additionalParameters)
             },
             validate: { text, pending in _ = try parser.code(from: text, for: pending) })
-        guard case .redirect(let url, _) = result else {
+        guard case .redirect(let url) = result else {
             throw AuthKitError.misuse(
                 .userAgentBrokeProtocol("OAuth 2.0 answers with a redirect URL, not a typed code."))
         }

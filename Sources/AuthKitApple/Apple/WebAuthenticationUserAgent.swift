@@ -52,7 +52,7 @@
             self.presenter = .anchor(presentationAnchor)
         }
 
-        public func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
+        public func run(_ session: AuthorizationSession) async throws -> URL {
             guard let redirectURI = session.redirectURI else {
                 throw AuthKitError.misuse(
                     .userAgentBrokeProtocol(
@@ -64,7 +64,7 @@
             _ = try WebAuthenticationCallback(
                 redirectURI: redirectURI, httpsCallbacksAvailable: systemCatchesHTTPSCallbacks())
             let url = try await session.makeAuthorizationURL(redirectURI)
-            return .redirect(try await redirect(opening: url, redirectURI: redirectURI), redirectURI: redirectURI)
+            return try await redirect(opening: url, redirectURI: redirectURI)
         }
 
         /// Opens `url` and returns the URL the provider sent the browser back to:

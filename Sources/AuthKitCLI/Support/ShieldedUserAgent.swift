@@ -1,5 +1,11 @@
 import AuthKit
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// The command's user agent, raising the signal shield the moment it brings
 /// back the provider's answer (``Interrupt/raiseShield(for:)``).
 ///
@@ -9,7 +15,7 @@ import AuthKit
 /// provider that nothing holds; held back, it ends the process once the
 /// sign-in is stored (or has failed). Waiting for the browser stays
 /// interruptible. The command lowers the shield with ``lower(stored:)``.
-final class ShieldedUserAgent: UserAgent {
+final class ShieldedUserAgent: AnsweringUserAgent {
     private let base: any UserAgent
     private let raised = LockedValue(false)
 
@@ -17,8 +23,12 @@ final class ShieldedUserAgent: UserAgent {
         self.base = base
     }
 
-    func run(_ session: AuthorizationSession) async throws -> UserAgentResult {
-        let result = try await base.run(session)
+    func run(_ session: AuthorizationSession) async throws -> URL {
+        try await redirect(of: session)
+    }
+
+    func answer(_ session: AuthorizationSession) async throws -> UserAgentResult {
+        let result = try await base.answer(to: session)
         raised.withLock { raised in
             if !raised { Interrupt.raiseShield(for: .signIn) }
             raised = true

@@ -326,7 +326,7 @@ public struct OAuth1Client: Authenticator {
                 _ = try CallbackParser().verifier(from: text, for: pending)
             })
         switch result {
-        case .redirect(let url, _):
+        case .redirect(let url):
             return try await exchange(redirect: url, pending: pending, label: options.label)
         case .verificationCode(let code):
             return try await exchange(verifier: code, typed: true, pending: pending, label: options.label)

@@ -31,7 +31,7 @@ final class BrowserSpy: Sendable {
 /// open the authorization URL (the listener is bound by then), and returns the
 /// running task and that URL.
 func start(_ agent: LoopbackUserAgent, _ attempt: TestAttempt, browser: BrowserSpy) async throws
-    -> (task: Task<UserAgentResult, Error>, authorizationURL: URL)
+    -> (task: Task<URL, Error>, authorizationURL: URL)
 {
     let task = Task {
         defer { browser.finish() }
