@@ -1,5 +1,5 @@
 extension AuthKitError {
-    /// Why a ``TokenEncryption`` cannot be made, or a stored value not opened.
+    /// Why the PostgreSQL store's encryption keys cannot be used (AuthKitPostgres), or a stored value not opened.
     package enum EncryptionProblem: Sendable, Hashable, CustomStringConvertible {
         case noKey
         case wrongKeySize(id: String, bits: Int)

@@ -1,9 +1,9 @@
-// The typed reasons of three AuthKitError cases. Each is an enum a caller can
-// switch on (`catch AuthKitError.network(_, .timedOut)`), whose cases carry
-// the words a person reads; the cases are a closed set a caller can rely on,
-// the wording may change. (async-http-client's `HTTPClientError` and
-// x/oauth2's `RetrieveError` have the same aim.) Inside the package each is
-// built from a `Kind` and its words, so a throw site reads as one line.
+// The typed reasons of three of AuthKitError's reasons (network, response,
+// store). The package switches on them (`case .network(_, .timedOut)`);
+// a caller outside it reads the same distinction as a code
+// (`AuthKitError.Code.timedOut`), derived from them. Each case carries the
+// words a person reads. Inside the package each is built from a `Kind` and
+// its words, so a throw site reads as one line.
 
 extension AuthKitError {
     /// Why a request did not complete: ``AuthKitError``.

@@ -1,5 +1,5 @@
 extension AuthKitError {
-    /// Why a ``LoopbackUserAgent`` could not bring back the provider's answer.
+    /// Why a `LoopbackUserAgent` (AuthKitLoopback) could not bring back the provider's answer.
     ///
     /// Problems with the redirect URI itself (not `http`, not a loopback host) are
     /// ``AuthKit/AuthKitError/Code/unusableRedirectURI``, like every other configuration

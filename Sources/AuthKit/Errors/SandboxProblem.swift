@@ -1,11 +1,11 @@
 extension AuthKitError {
-    /// Why a ``Sandbox`` could not start.
+    /// Why a `Sandbox` (AuthKitSandbox) could not start.
     ///
     /// Only the socket can stop it: everything else a sandbox needs is in
     /// memory. (Errors of the sign-ins run against it are the flow's own,
     /// ``AuthKit/AuthKitError``.)
     package enum SandboxProblem: Sendable, Hashable, CustomStringConvertible {
-        /// ``SandboxOptions/port`` is taken by another program (often a sandbox
+        /// `SandboxOptions.port` is taken by another program (often a sandbox
         /// still serving).
         case portInUse(port: Int)
         /// Listening failed for another reason (a port below 1024 without
