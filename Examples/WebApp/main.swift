@@ -223,7 +223,7 @@ struct WebExample: AsyncParsableCommand {
             defer { group.cancelAll() }
             try await store.migrate()
             let count = try await store.reseal()
-            let current = store.encryption.currentKeyID
+            let current = store.currentKeyID
             print("Sealed \(count) row\(count == 1 ? "" : "s") again under '\(current)'.")
             let older = try await store.rowsPerKey().filter { $0.key != current }
             if older.isEmpty {

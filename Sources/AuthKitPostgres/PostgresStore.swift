@@ -90,6 +90,11 @@ public final class PostgresStore: CredentialStore, WebSignInStore {
             pendingSignInLimit: pendingSignInLimit, sessionsPerUser: sessionsPerUser, logger: logger)
     }
 
+    /// The id of the key new values are sealed under: the first of
+    /// `encryptionKeys`. After ``reseal()``, rows under any other id
+    /// (``rowsPerKey()``) are what a retired key still opens.
+    public var currentKeyID: String { encryption.currentKeyID }
+
     /// A new random 256-bit key, as `id:BASE64`, for `encryptionKeys`.
     public static func newEncryptionKey(id: String) -> String { TokenEncryption.newKeyText(id: id) }
 
