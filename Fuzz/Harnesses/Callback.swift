@@ -7,7 +7,7 @@ import Foundation
 @_spi(Reproducible) @testable import AuthKitOAuth1
 
 private enum CallbackFixture {
-    static let pending = OAuth1PendingAuthorization(
+    static let pending = PendingAuthorization(
         providerID: "fuzz", requestToken: "Z6eEdO8MOmk394WozF5oKyuAv855l4Mlqo7hhlSLik",
         requestTokenSecret: "Kd75W4OQfb2oJTV0vzGzeXftVAwgMnEK9MumzYcM", redirectURI: "http://127.0.0.1:4321/callback",
         createdAt: Date(timeIntervalSince1970: 1_700_000_000))
