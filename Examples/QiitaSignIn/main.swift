@@ -15,10 +15,10 @@ for note in catalog.overrideNotes(for: "qiita") { FileHandle.standardError.write
 let settings = try ClientSettings.standard(for: qiita)
 let client = try OAuth2Client(descriptor: qiita, settings: settings)
 
-// 3. Sign in. ManualUserAgent prints the URL and reads back the URL the browser
+// 3. Sign in. manualUserAgent() prints the URL and reads back the URL the browser
 //    was redirected to; AuthKit checks `state` and exchanges the code.
 let credential = try await client.authorize(
-    using: ManualUserAgent(),
+    using: manualUserAgent(),
     options: AuthorizationOptions(scopes: ["read_qiita"]))
 
 // 4. Keep it: $AUTHKIT_HOME/credentials.json, mode 0600. saveSignIn waits for

@@ -40,7 +40,7 @@ func fuzzSandbox(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     let body = Data(lines.dropFirst().joined(separator: "\n").utf8)
     let emulator = Emulator(
         descriptor: descriptor, address: SandboxAddress(base: SandboxFixture.base),
-        options: SandboxOptions(consent: selector & 0x80 != 0 ? .approve : .ask, deterministic: true), onEvent: nil)
+        options: SandboxOptions(approves: selector & 0x80 != 0 ? true : nil, deterministic: true), onEvent: nil)
     let request = SandboxRequest(
         method: method, target: target.hasPrefix("/") ? target : "/" + target,
         headers: headers, body: body, origin: SandboxFixture.base.absoluteString)

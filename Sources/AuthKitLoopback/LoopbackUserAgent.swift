@@ -17,7 +17,7 @@ import AuthKit
 ///    The port is any free one when the session allows it (§7.3), else
 ///    exactly the URI's; no `SO_REUSEADDR`/`SO_REUSEPORT`;
 /// 2. builds the authorization URL with the bound redirect URI and hands it to
-///    the ``BrowserLauncher``; a launch failure is reported through `onEvent`
+///    ``browser``; a launch failure is reported through `onEvent`
 ///    and the listener keeps waiting (the user can open the URL by hand);
 /// 3. serves the redirect path only, checking each request with the session's
 ///    `validateRedirect`: strays get an error page and are ignored, the genuine
@@ -36,8 +36,17 @@ import AuthKit
 /// let credential = try await client.authorize(using: agent)
 /// ```
 public struct LoopbackUserAgent: UserAgent {
-    /// Opens the authorization URL; ``BrowserLauncher/system`` by default.
-    public var browser: BrowserLauncher
+    /// Opens the authorization URL in the browser, and returns once the
+    /// request is handed over, without waiting for the user; throws when it
+    /// could not be, so the caller is told to show the URL instead
+    /// (``LoopbackEvent/browserFailed(authorizationURL:reason:)``).
+    /// ``systemBrowser`` by default; a test, or a GUI, stands in for it (the
+    /// end-to-end tests follow the provider's redirect themselves). `nil`
+    /// opens nothing, for a caller that only shows the URL (an SSH session):
+    /// the event is then `browserFailed`, so it is shown. RFC 8252 §8.12:
+    /// the agent must be the user's own, external browser, never an
+    /// embedded web view.
+    public var browser: (@Sendable (URL) async throws -> Void)?
     /// How long to wait for the genuine redirect before giving up with
     /// ``AuthKit/AuthKitError/Code/redirectTimedOut``.
     public var timeout: Duration
@@ -53,10 +62,13 @@ public struct LoopbackUserAgent: UserAgent {
     /// Status for the caller: see ``LoopbackEvent``. Called from any thread.
     public var onEvent: (@Sendable (LoopbackEvent) -> Void)?
 
+    /// `browser` comes last so that the documented
+    /// `LoopbackUserAgent { event in … }` passes its trailing closure to
+    /// `onEvent` (SE-0286 gives it to the first closure parameter).
     public init(
-        browser: BrowserLauncher = .system, timeout: Duration = .seconds(300),
-        connectionTimeout: Duration = .seconds(5), maxRequestBytes: Int = 64 * 1024,
-        onEvent: (@Sendable (LoopbackEvent) -> Void)? = nil
+        timeout: Duration = .seconds(300), connectionTimeout: Duration = .seconds(5),
+        maxRequestBytes: Int = 64 * 1024, onEvent: (@Sendable (LoopbackEvent) -> Void)? = nil,
+        browser: (@Sendable (URL) async throws -> Void)? = LoopbackUserAgent.systemBrowser
     ) {
         self.browser = browser
         self.timeout = timeout
@@ -64,6 +76,24 @@ public struct LoopbackUserAgent: UserAgent {
         self.maxRequestBytes = maxRequestBytes
         self.onEvent = onEvent
     }
+
+    /// The system browser, the way other command-line tools launch it.
+    ///
+    /// `$BROWSER`, when set, wins: the convention `xdg-open` and Python's
+    /// `webbrowser` follow. It is a list of commands separated by `:`, each
+    /// tried in turn; a command may carry arguments separated by spaces
+    /// (`firefox --new-window`) and may say where the URL goes with `%s`,
+    /// otherwise the URL is appended as the last argument. Without
+    /// `$BROWSER`, `xdg-open` on Linux and `open` on macOS. A command still
+    /// running after two seconds is taken as a browser that opened; one that
+    /// fails sooner is reported, and the next is tried.
+    ///
+    /// The URL is passed as one argument, never through a shell; only http
+    /// and https URLs are opened. The child starts with default signal
+    /// handling and the caller's environment less every `AUTHKIT_*`
+    /// variable, which may hold client secrets; its output goes to standard
+    /// error, so standard output stays clean for `--json` and pipes.
+    public static let systemBrowser: @Sendable (URL) async throws -> Void = { try await SystemBrowser().open($0) }
 
     /// - Throws: ``AuthKit/AuthKitError/Code/unusableRedirectURI`` for a redirect URI that
     ///   is not `http` on a loopback host; ``AuthKit/AuthKitError/Code/portInUse`` (or ``AuthKit/AuthKitError/Code/cannotListen``) when the port cannot
@@ -107,7 +137,10 @@ public struct LoopbackUserAgent: UserAgent {
             onEvent?(.listening(authorizationURL: authorizationURL, redirectURI: redirectURI))
             launch = Task {
                 do {
-                    try await browser.open(authorizationURL)
+                    guard let browser else {
+                        throw SystemBrowser.LaunchError(command: "(none)", reason: "no browser is configured")
+                    }
+                    try await browser(authorizationURL)
                 } catch {
                     if !Task.isCancelled {
                         onEvent?(.browserFailed(authorizationURL: authorizationURL, reason: "\(error)"))

@@ -14,7 +14,7 @@ import Subprocess
 #endif
 
 /// Launches the user's browser the way other command-line tools do: what
-/// ``BrowserLauncher/system`` runs.
+/// ``LoopbackUserAgent/systemBrowser`` runs.
 ///
 /// `$BROWSER`, when set, wins: the convention `xdg-open` and Python's
 /// `webbrowser` follow. It is a list of commands separated by `:`, each tried

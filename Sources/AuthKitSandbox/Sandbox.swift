@@ -38,7 +38,8 @@ public final class Sandbox: Sendable {
     /// (``SandboxOptions/standardClientSecret(for:)``): a descriptor that has
     /// the client sign `client_secret_jwt` assertions gets one long enough
     /// for HS256, in ``options`` and ``clientSettings`` too.
-    /// - Throws: ``AuthKit/AuthKitError/Code/portInUse`` (or ``AuthKit/AuthKitError/Code/cannotListen``) when it cannot listen on that port.
+    /// - Throws: ``AuthKit/AuthKitError/Code/portInUse`` (or ``AuthKit/AuthKitError/Code/cannotListen``) when it cannot listen on that port;
+    ///   ``AuthKit/AuthKitError/Code/misuse`` for an ``SandboxOptions/idTokenFault`` it does not know.
     /// - Parameter onEvent: called once per request, after it is answered,
     ///   with a line that holds no secret.
     public static func start(
@@ -46,6 +47,13 @@ public final class Sandbox: Sendable {
         onEvent: (@Sendable (SandboxEvent) -> Void)? = nil
     ) async throws -> Sandbox {
         var options = options
+        if let name = options.idTokenFault, options.fault == nil {
+            throw AuthKitError.misuse(
+                .invalidOption(
+                    name: "SandboxOptions.idTokenFault",
+                    "is not a fault the sandbox knows; give one of "
+                        + SandboxOptions.idTokenFaults.joined(separator: ", ") + " (got '\(name.prefix(40))')"))
+        }
         if options.clientSecret == SandboxOptions.standardClientSecret {
             options.clientSecret = SandboxOptions.standardClientSecret(for: descriptor)
         }

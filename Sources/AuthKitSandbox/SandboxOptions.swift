@@ -14,8 +14,9 @@ import AuthKit
 /// (published here, so they are not secrets), the descriptor's default
 /// redirect URI, one-hour access tokens with rotating refresh tokens.
 public struct SandboxOptions: Sendable {
-    /// What the authorization endpoint does with a request it accepts.
-    public enum Consent: String, Sendable, CaseIterable {
+    /// What the authorization endpoint does with a request it accepts;
+    /// public as ``approves`` (three choices: a Bool or none).
+    package enum Consent: String, Sendable, CaseIterable {
         /// Shows a consent page; the user (or ``SandboxUserAgent``) approves or denies.
         case ask
         /// Approves at once, as `alice`, without a page (headless use).
@@ -26,8 +27,9 @@ public struct SandboxOptions: Sendable {
 
     /// A way the sandbox's ID tokens can be wrong, so that an app can check
     /// it refuses them (OpenID Connect Core §3.1.3.7). The token answer is
-    /// otherwise correct: only the ID token is at fault.
-    public enum IDTokenFault: String, Sendable, CaseIterable {
+    /// otherwise correct: only the ID token is at fault. Given by name
+    /// (``idTokenFault``), as `authkit sandbox --id-token-fault` takes it.
+    package enum IDTokenFault: String, Sendable, CaseIterable {
         /// `alg: none` and no signature (RFC 7518 §3.6).
         case unsigned
         /// Signed with a key the key set does not publish.
@@ -41,6 +43,12 @@ public struct SandboxOptions: Sendable {
         /// Carrying another sign-in's `nonce`.
         case wrongNonce = "wrong-nonce"
     }
+
+    /// The names ``idTokenFault`` takes: `unsigned` (`alg: none`, RFC 7518
+    /// §3.6), `unknown-key` (signed with a key the key set does not
+    /// publish), `wrong-audience` (`aud`), `wrong-issuer` (`iss`), `expired`
+    /// (an hour ago), `wrong-nonce` (another sign-in's).
+    public static let idTokenFaults: [String] = IDTokenFault.allCases.map(\.rawValue)
 
     /// The client id the sandbox knows (`sandbox-client`).
     public static let standardClientID = "sandbox-client"
@@ -68,7 +76,16 @@ public struct SandboxOptions: Sendable {
 
     /// The loopback port to bind; 0 picks a free one.
     public var port: Int
-    public var consent: Consent
+    /// What the authorization endpoint does with a request it accepts:
+    /// `nil` shows a consent page, which the user (or ``SandboxUserAgent``)
+    /// answers; `true` approves at once, as ``defaultAccount``, without a
+    /// page (headless use); `false` denies at once: the redirect carries
+    /// `error=access_denied`. The device grant's polls likewise.
+    public var approves: Bool?
+    package var consent: Consent {
+        get { approves.map { $0 ? .approve : .deny } ?? .ask }
+        set { approves = newValue == .ask ? nil : newValue == .approve }
+    }
     /// The account a sign-in approves when nobody chooses one.
     public var defaultAccount: String
     public var clientID: String
@@ -94,8 +111,14 @@ public struct SandboxOptions: Sendable {
     public var deterministic: Bool
     /// The sandbox's clock (code and token expiry, OAuth 1.0a timestamps).
     public var now: @Sendable () -> Date
-    /// Every ID token it issues is wrong this way; `nil`: none is.
-    public var idTokenFault: IDTokenFault?
+    /// Every ID token it issues is wrong this way, one of ``idTokenFaults``
+    /// by name (`wrong-audience`); `nil`: none is. Another name is refused
+    /// when the sandbox starts (code `misuse`, field
+    /// `SandboxOptions.idTokenFault`).
+    public var idTokenFault: String?
+    /// ``idTokenFault`` as the emulation reads it; `nil` for a name it
+    /// does not know, which ``Sandbox/start(emulating:options:onEvent:)`` refuses.
+    package var fault: IDTokenFault? { idTokenFault.flatMap(IDTokenFault.init(rawValue:)) }
     /// Seconds a refresh request waits before the emulation handles it, and
     /// is dropped unhandled if its client went away meanwhile: a refresh
     /// in flight, to test what happens when the process holding a refresh
@@ -106,14 +129,14 @@ public struct SandboxOptions: Sendable {
     public var clientKey: String?
 
     public init(
-        port: Int = 0, consent: Consent = .ask, defaultAccount: String = "alice",
+        port: Int = 0, approves: Bool? = nil, defaultAccount: String = "alice",
         clientID: String = SandboxOptions.standardClientID, clientSecret: String? = SandboxOptions.standardClientSecret,
         redirectURIs: [String]? = nil, accessTokenLifetime: TimeInterval? = 3600, issuesRefreshTokens: Bool = true,
         codeLifetime: TimeInterval = 600, deviceInterval: TimeInterval = 5, deterministic: Bool = false,
-        now: @escaping @Sendable () -> Date = { Date() }, idTokenFault: IDTokenFault? = nil
+        now: @escaping @Sendable () -> Date = { Date() }, idTokenFault: String? = nil
     ) {
         self.port = port
-        self.consent = consent
+        self.approves = approves
         self.defaultAccount = defaultAccount
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -149,7 +172,7 @@ extension SandboxOptions: CustomStringConvertible, CustomDebugStringConvertible,
         if let redirectURIs { parts.append("redirect URIs: \(redirectURIs.joined(separator: " "))") }
         parts.append("default account: \(defaultAccount)")
         if deterministic { parts.append("deterministic") }
-        if let idTokenFault { parts.append("ID token fault: \(idTokenFault.rawValue)") }
+        if let idTokenFault { parts.append("ID token fault: \(idTokenFault)") }
         return "SandboxOptions(" + parts.joined(separator: ", ") + ")"
     }
 

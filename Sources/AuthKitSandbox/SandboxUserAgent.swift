@@ -107,7 +107,7 @@ public struct SandboxUserAgent: UserAgent, AnsweringUserAgent {
         }
     }
 
-    /// A browser for `LoopbackUserAgent` (its `BrowserLauncher`): answers the
+    /// A browser for `LoopbackUserAgent` (`browser: agent.browse`): answers the
     /// consent page and follows the redirect to the loopback listener.
     public func browse(_ url: URL) async throws {
         // A PIN page (an out-of-band sign-in) is an error here, not a quiet

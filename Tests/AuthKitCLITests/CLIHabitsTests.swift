@@ -107,7 +107,7 @@ import Testing
         let home = try CLIProcess.home("authkit-scopes-commas")
         let sandbox = try await Sandbox.start(
             emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"),
-            options: SandboxOptions(consent: .approve))
+            options: SandboxOptions(approves: true))
         defer { Task { await sandbox.stop() } }
         let result = try await CLIProcess.run(
             ["authorize", "--provider", "github", "--scripted-browser", "--scope", "read:user,repo", "--json"],
@@ -139,7 +139,7 @@ import Testing
 
     @Test func theSandboxIsNamedWhereItIsUsedAndAPublicClientIsExplained() async throws {
         let home = try CLIProcess.home("authkit-sandbox-habits")
-        var options = SandboxOptions(consent: .approve)
+        var options = SandboxOptions(approves: true)
         options.clientSecret = nil
         let sandbox = try await Sandbox.start(
             emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "google"),

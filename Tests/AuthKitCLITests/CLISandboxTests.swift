@@ -149,7 +149,7 @@ import Testing
         let home = try CLIProcess.home("authkit-sandbox-userinfo")
         let environment = ["AUTHKIT_HOME": home.path]
         let microsoft = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "microsoft")
-        let sandbox = try await Sandbox.start(emulating: microsoft, options: SandboxOptions(consent: .approve))
+        let sandbox = try await Sandbox.start(emulating: microsoft, options: SandboxOptions(approves: true))
         defer { Task { await sandbox.stop() } }
         let url = sandbox.baseURL.absoluteString
         let signIn = try await CLIProcess.run(
@@ -570,7 +570,7 @@ import Testing
     @Test func authorizeAgainstARunningSandboxLeavesRealCredentialsAndSecretsAlone() async throws {
         let home = try CLIProcess.home("authkit-sandbox-authorize")
         let real = Credential(
-            providerID: "github", kind: .oauth2, accessToken: "gho_real", tokenType: "Bearer", scopes: ["repo"])
+            providerID: "github", isOAuth1: false, accessToken: "gho_real", tokenType: "Bearer", scopes: ["repo"])
         try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(real)
         let before = try Data(contentsOf: home.appendingPathComponent("credentials.json"))
         let sandbox = try await Sandbox.start(

@@ -25,7 +25,7 @@ import Testing
         let keyFile = home.appendingPathComponent("client.pem").path
         FileManager.default.createFile(
             atPath: keyFile, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
-        var options = SandboxOptions(consent: .approve)
+        var options = SandboxOptions(approves: true)
         options.clientKey = key.publicKey.pemRepresentation
         let sandbox = try await Sandbox.start(
             emulating: try ProviderDescriptor(json: Data(file.utf8)), options: options)

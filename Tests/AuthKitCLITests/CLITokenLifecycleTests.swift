@@ -59,7 +59,7 @@ import Testing
             let home = try home(server)
             try await FileCredentialStore(file: home.appendingPathComponent("credentials.json")).save(
                 Credential(
-                    providerID: "local", kind: .oauth1, accessToken: "oauth1-token-0000", tokenType: "OAuth",
+                    providerID: "local", isOAuth1: true, accessToken: "oauth1-token-0000", tokenType: "OAuth",
                     tokenSecret: "secret-0000", obtainedAt: Date()))
             for command in [
                 ["request", "--provider", "local", "\(server.baseURL)/api/me"],

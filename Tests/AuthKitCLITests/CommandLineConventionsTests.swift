@@ -324,7 +324,8 @@ import Testing
             ],
             environment: ["AUTHKIT_HOME": home.path])
         #expect(
-            remote.status == 64 && remote.stderr.contains("--manual") && !remote.stderr.contains("ManualUserAgent"),
+            remote.status == 64 && remote.stderr.contains("--manual")
+                && !remote.stderr.lowercased().contains("manualuseragent"),
             "\(remote.stderr)")
         for command in [
             ["token", "show"], ["authorize", "--client-id", "c"], ["request", "https://qiita.com/api/v2/items"],

@@ -11,7 +11,7 @@ import Testing
         let home = try CLIProcess.home("authkit-request-curl")
         let sandbox = try await Sandbox.start(
             emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"),
-            options: SandboxOptions(consent: .approve))
+            options: SandboxOptions(approves: true))
         defer { Task { await sandbox.stop() } }
         let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString]
         func run(_ arguments: [String]) async throws -> CLIResult {

@@ -202,7 +202,7 @@ import Testing
 @Suite struct CredentialSummaryTests {
     @Test func anOAuth1TokenNeverExpires() {
         let oauth1 = Credential(
-            providerID: "twitter", kind: .oauth1, accessToken: "t", tokenType: "OAuth", tokenSecret: "s")
+            providerID: "twitter", isOAuth1: true, accessToken: "t", tokenType: "OAuth", tokenSecret: "s")
         #expect(CredentialSummary.expiry(oauth1) == "never (OAuth 1.0a)")
         #expect(
             CredentialSummary.expiry(Credential(providerID: "github", accessToken: "t"))

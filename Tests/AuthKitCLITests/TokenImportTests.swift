@@ -38,7 +38,7 @@ import Testing
         let home = try CLIProcess.home("authkit-token-import")
         let sandbox = try await Sandbox.start(
             emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"),
-            options: SandboxOptions(consent: .approve))
+            options: SandboxOptions(approves: true))
         defer { Task { await sandbox.stop() } }
         let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString]
         // `input` is written to standard input once authkit has said something on
@@ -248,7 +248,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: home) }
         let sandbox = try await Sandbox.start(
             emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"),
-            options: SandboxOptions(consent: .approve))
+            options: SandboxOptions(approves: true))
         defer { Task { await sandbox.stop() } }
         let environment = ["AUTHKIT_HOME": home.path, "AUTHKIT_SANDBOX": sandbox.baseURL.absoluteString]
         let signedIn = try await CLIProcess.run(

@@ -32,7 +32,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: home) }
         let environment = ["AUTHKIT_HOME": home.path]
         try await FileCredentialStore(environment: environment).save(
-            Credential(providerID: "twitter", kind: .oauth1, accessToken: "t-1", tokenSecret: "s-1"))
+            Credential(providerID: "twitter", isOAuth1: true, accessToken: "t-1", tokenSecret: "s-1"))
         let printed = try await CLIProcess.run(["token", "print", "--provider", "twitter"], environment: environment)
         #expect(
             printed.status == 64 && printed.stderr.contains("OAuth 1.0a credential")
@@ -51,7 +51,7 @@ import Testing
         // The command each advises names the account asked about: without
         // its label, following it reached (and a sign-in replaced) another.
         try await FileCredentialStore(environment: environment).save(
-            Credential(providerID: "twitter", label: "work", kind: .oauth1, accessToken: "t-2", tokenSecret: "s-2"))
+            Credential(providerID: "twitter", label: "work", isOAuth1: true, accessToken: "t-2", tokenSecret: "s-2"))
         for arguments in [
             ["token", "print", "--provider", "twitter", "--label", "work"],
             ["token", "header", "--provider", "twitter", "--label", "work"],
@@ -103,7 +103,7 @@ import Testing
 
     @Test func printGivesAFreshTokenAndStatusAsksTheProvider() async throws {
         let home = try CLIProcess.home("authkit-token-status")
-        var options = SandboxOptions(consent: .approve)
+        var options = SandboxOptions(approves: true)
         options.accessTokenLifetime = 3600
         let sandbox = try await Sandbox.start(
             emulating: try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "github"),

@@ -43,8 +43,8 @@ import Testing
     /// A browser that "approves" at the provider: it reads the authorization
     /// URL's `state` and `redirect_uri` and GETs the redirect with `answer`
     /// appended, in the background, as a browser does after `open` returns.
-    func browser(answer: String, page: BrowserPage) -> BrowserLauncher {
-        BrowserLauncher { url in
+    func browser(answer: String, page: BrowserPage) -> @Sendable (URL) async throws -> Void {
+        { url in
             let query = url.query(percentEncoded: true) ?? ""
             let parameters = Dictionary(FormURLEncoding.decode(query) ?? [], uniquingKeysWith: { first, _ in first })
             let redirect = parameters["redirect_uri"] ?? ""
@@ -64,7 +64,7 @@ import Testing
         defer { Task { await server.stop() } }
         let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c"))
         let page = BrowserPage()
-        let agent = LoopbackUserAgent(browser: browser(answer: "code=good-code", page: page), timeout: .seconds(30))
+        let agent = LoopbackUserAgent(timeout: .seconds(30), browser: browser(answer: "code=good-code", page: page))
 
         let credential = try await client.authorize(using: agent)
         #expect(credential.accessToken == "at-123")
@@ -94,8 +94,8 @@ import Testing
         let client = try OAuth2Client(descriptor: descriptor(server), settings: ClientSettings(clientID: "c"))
         let page = BrowserPage()
         let agent = LoopbackUserAgent(
-            browser: browser(answer: "error=access_denied&error_description=The+user+said+no", page: page),
-            timeout: .seconds(30))
+            timeout: .seconds(30),
+            browser: browser(answer: "error=access_denied&error_description=The+user+said+no", page: page))
 
         await #expect {
             try await client.authorize(using: agent)

@@ -32,9 +32,8 @@ import Testing
         let browser = BrowserSpy()
         let events = EventLog()
         let agent = LoopbackUserAgent(
-            browser: browser.launcher, timeout: .seconds(60),
-            connectionTimeout: Self.connectionTimeout
-        ) { events.append($0) }
+            timeout: .seconds(60), connectionTimeout: Self.connectionTimeout, onEvent: { events.append($0) },
+            browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
         let state = attempt.state
@@ -126,7 +125,7 @@ import Testing
         let address = try #require(Self.nonLoopbackAddress)
         let attempt = TestAttempt()
         let browser = BrowserSpy()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let agent = LoopbackUserAgent(timeout: .seconds(30), browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         #expect(RawHTTP.probe(port: attempt.port) != .refused)
         #expect(RawHTTP.probe(host: address, port: attempt.port) == .refused, "the listener answered on \(address)")

@@ -58,7 +58,7 @@ import Testing
     func aLocalhostRedirectListensOnBothFamilies() async throws {
         let attempt = TestAttempt(redirectURI: "http://localhost/callback")
         let browser = BrowserSpy()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let agent = LoopbackUserAgent(timeout: .seconds(30), browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
         #expect(attempt.redirectURI?.absoluteString == "http://localhost:\(port)/callback")
@@ -81,7 +81,7 @@ import Testing
             let (fd, port) = try RawHTTP.listen(host: "::1")
             defer { close(fd) }
             let attempt = TestAttempt(redirectURI: "http://localhost:\(port)/callback", flexible: false)
-            let agent = LoopbackUserAgent(browser: BrowserSpy().launcher, timeout: .seconds(10))
+            let agent = LoopbackUserAgent(timeout: .seconds(10), browser: BrowserSpy().launcher)
             do {
                 _ = try await agent.run(attempt.session)
                 Issue.record("the sign-in listened although [::1]:\(port) was taken")
@@ -102,7 +102,7 @@ import Testing
         let attempt = TestAttempt()
         let browser = BrowserSpy()
         let events = EventLog()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30)) { events.append($0) }
+        let agent = LoopbackUserAgent(timeout: .seconds(30), onEvent: { events.append($0) }, browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         for hostile in ["code=a%ZZ", "code=a|b", "code=a[0]"] {
             let response = try await RawHTTP.request(attempt.target(hostile), port: attempt.port)

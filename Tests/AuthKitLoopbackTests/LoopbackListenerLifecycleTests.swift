@@ -14,7 +14,7 @@ import Testing
     @Test func thePortIsClosedAfterTheAnswer() async throws {
         let attempt = TestAttempt()
         let browser = BrowserSpy()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let agent = LoopbackUserAgent(timeout: .seconds(30), browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
         #expect(RawHTTP.probe(port: port) != .refused)
@@ -37,7 +37,7 @@ import Testing
         let browser = BrowserSpy()
         // Idle connections would otherwise be closed only after 30 s: what closes one sooner is the bound.
         let agent = LoopbackUserAgent(
-            browser: browser.launcher, timeout: .seconds(60), connectionTimeout: .seconds(30))
+            timeout: .seconds(60), connectionTimeout: .seconds(30), browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let listening = ListeningSockets(port: port)
         var idle: [Int32] = []
@@ -109,7 +109,7 @@ import Testing
         for _ in 0..<2 {
             let attempt = TestAttempt(redirectURI: "http://127.0.0.1:\(port)/cb", flexible: false)
             let browser = BrowserSpy()
-            let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+            let agent = LoopbackUserAgent(timeout: .seconds(30), browser: browser.launcher)
             let (task, _) = try await start(agent, attempt, browser: browser)
             #expect(attempt.redirectURI?.absoluteString == "http://127.0.0.1:\(port)/cb")
             let listening = ListeningSockets(port: port)
@@ -147,7 +147,7 @@ import Testing
         defer { close(fd) }
         let attempt = TestAttempt(redirectURI: "http://127.0.0.1:\(port)/callback", flexible: false)
         let browser = BrowserSpy()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let agent = LoopbackUserAgent(timeout: .seconds(30), browser: browser.launcher)
         await #expect(throws: AuthKitError.loopback(.portInUse(host: "127.0.0.1", port: port))) {
             try await agent.run(attempt.session)
         }
@@ -164,7 +164,7 @@ import Testing
         let attempt = TestAttempt()
         let browser = BrowserSpy()
         let (task, _) = try await start(
-            LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30)), attempt, browser: browser)
+            LoopbackUserAgent(timeout: .seconds(30), browser: browser.launcher), attempt, browser: browser)
         let cookies = (0..<20).map { "app\($0)=\(String(repeating: "c", count: 1000))" }.joined(separator: "; ")
         let response = try await RawHTTP.request(
             attempt.target("code=abc"), port: attempt.port, extraHeaders: "Cookie: \(cookies)\r\n")
@@ -196,7 +196,7 @@ import Testing
     @Test func theOverallTimeoutEndsTheAttemptAndClosesThePort() async throws {
         let attempt = TestAttempt()
         let browser = BrowserSpy()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(5))
+        let agent = LoopbackUserAgent(timeout: .seconds(5), browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let listening = ListeningSockets(port: attempt.port)
         #expect(listening.sawOne)
@@ -208,7 +208,7 @@ import Testing
     @Test func cancellationClosesThePortAndThrowsCancelled() async throws {
         let attempt = TestAttempt()
         let browser = BrowserSpy()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let agent = LoopbackUserAgent(timeout: .seconds(30), browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
         #expect(RawHTTP.probe(port: port) != .refused)
@@ -238,7 +238,7 @@ import Testing
     func aRedirectOffTheLoopbackInterfaceIsRefused(uri: String) async throws {
         let attempt = TestAttempt(redirectURI: uri)
         let browser = BrowserSpy()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let agent = LoopbackUserAgent(timeout: .seconds(30), browser: browser.launcher)
         await #expect {
             try await agent.run(attempt.session)
         } throws: { error in
@@ -261,7 +261,7 @@ import Testing
     @Test func localhostBinds127001AndKeepsTheURIAsWritten() async throws {
         let attempt = TestAttempt(redirectURI: "http://localhost/callback")
         let browser = BrowserSpy()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let agent = LoopbackUserAgent(timeout: .seconds(30), browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
         #expect(attempt.redirectURI?.absoluteString == "http://localhost:\(port)/callback")
@@ -275,7 +275,7 @@ import Testing
     func ipv6LoopbackWorks() async throws {
         let attempt = TestAttempt(redirectURI: "http://[::1]/callback")
         let browser = BrowserSpy()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let agent = LoopbackUserAgent(timeout: .seconds(30), browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
         #expect(attempt.redirectURI?.absoluteString == "http://[::1]:\(port)/callback")
@@ -292,7 +292,7 @@ import Testing
         let attempt = TestAttempt()
         let browser = BrowserSpy()
         let agent = LoopbackUserAgent(
-            browser: browser.launcher, timeout: .seconds(30), connectionTimeout: .milliseconds(300))
+            timeout: .seconds(30), connectionTimeout: .milliseconds(300), browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
         let started = ContinuousClock.now
@@ -321,7 +321,7 @@ import Testing
     @Test func aCapAboveTheDecodersDefaultIsTheCap() async throws {
         let attempt = TestAttempt()
         let browser = BrowserSpy()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30), maxRequestBytes: 128 * 1024)
+        let agent = LoopbackUserAgent(timeout: .seconds(30), maxRequestBytes: 128 * 1024, browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let cookie = "Cookie: a=\(String(repeating: "b", count: 90 * 1024))\r\n"
         let response = try await RawHTTP.request(attempt.target("code=abc"), port: attempt.port, extraHeaders: cookie)
@@ -336,9 +336,8 @@ import Testing
         let attempt = TestAttempt()
         let browser = BrowserSpy()
         let events = EventLog()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30), maxRequestBytes: 2048) {
-            events.append($0)
-        }
+        let agent = LoopbackUserAgent(
+            timeout: .seconds(30), maxRequestBytes: 2048, onEvent: { events.append($0) }, browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
         let padding = String(repeating: "a", count: 4000)

@@ -11,7 +11,7 @@ import Testing
         let attempt = TestAttempt()
         let browser = BrowserSpy()
         let events = EventLog()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30)) { events.append($0) }
+        let agent = LoopbackUserAgent(timeout: .seconds(30), onEvent: { events.append($0) }, browser: browser.launcher)
         let (task, authorizationURL) = try await start(agent, attempt, browser: browser)
 
         // The authorization URL was built with the bound port.
@@ -38,7 +38,7 @@ import Testing
     @Test func everyResponseCarriesTheSecurityHeaders() async throws {
         let attempt = TestAttempt()
         let browser = BrowserSpy()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let agent = LoopbackUserAgent(timeout: .seconds(30), browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
 
@@ -77,7 +77,7 @@ import Testing
         let attempt = TestAttempt(redirectURI: "http://127.0.0.1/callback/")
         let browser = BrowserSpy()
         let events = EventLog()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30)) { events.append($0) }
+        let agent = LoopbackUserAgent(timeout: .seconds(30), onEvent: { events.append($0) }, browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let malformed = try await RawHTTP.request(attempt.target("code=a|b", path: "/callback/"), port: attempt.port)
         #expect(malformed.status == 400, "\(malformed.status)")
@@ -91,7 +91,7 @@ import Testing
         let attempt = TestAttempt()
         let browser = BrowserSpy()
         let events = EventLog()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30)) { events.append($0) }
+        let agent = LoopbackUserAgent(timeout: .seconds(30), onEvent: { events.append($0) }, browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
 
@@ -191,7 +191,7 @@ import Testing
     @Test func genuineProviderErrorIsShownEscapedAndReturned() async throws {
         let attempt = TestAttempt()
         let browser = BrowserSpy()
-        let agent = LoopbackUserAgent(browser: browser.launcher, timeout: .seconds(30))
+        let agent = LoopbackUserAgent(timeout: .seconds(30), browser: browser.launcher)
         let (task, _) = try await start(agent, attempt, browser: browser)
         let port = attempt.port
 
@@ -212,11 +212,11 @@ import Testing
         let attempt = TestAttempt()
         let events = EventLog()
         let opened = BrowserSpy()
-        let failing = BrowserLauncher { url in
-            try await opened.launcher.open(url)
+        let failing: @Sendable (URL) async throws -> Void = { url in
+            try await opened.launcher(url)
             throw SystemBrowser.LaunchError(command: "nobrowser", reason: "no such program on PATH")
         }
-        let agent = LoopbackUserAgent(browser: failing, timeout: .seconds(30)) { events.append($0) }
+        let agent = LoopbackUserAgent(timeout: .seconds(30), onEvent: { events.append($0) }, browser: failing)
         let (task, authorizationURL) = try await start(agent, attempt, browser: opened)
         // The user opens the URL by hand and approves.
         let response = try await RawHTTP.request(attempt.target("code=abc"), port: attempt.port)
@@ -228,5 +228,31 @@ import Testing
             events.all.contains {
                 if case .browserFailed(authorizationURL, _) = $0 { return true } else { return false }
             })
+    }
+
+    /// `browser: nil` opens nothing and says so (`browserFailed`), so the
+    /// URL is shown and the pasted-by-hand answer still ends the wait. And
+    /// the documented `LoopbackUserAgent { event in … }` gives its closure
+    /// to `onEvent`, with the system browser kept: `browser` is declared
+    /// last for that (SE-0286's forward scan).
+    @Test func noBrowserIsReportedAsAFailedLaunchAndTheTrailingClosureIsTheEventHandler() async throws {
+        let documented = LoopbackUserAgent { _ in }
+        #expect(documented.onEvent != nil && documented.browser != nil)
+
+        let attempt = TestAttempt()
+        let (failures, failed) = AsyncStream.makeStream(of: String.self)
+        let agent = LoopbackUserAgent(
+            timeout: .seconds(30),
+            onEvent: { event in
+                if case .browserFailed(_, let reason) = event { failed.yield(reason) }
+            }, browser: nil)
+        let task = Task { try await agent.run(attempt.session) }
+        var reasons = failures.makeAsyncIterator()
+        let reason = try #require(await reasons.next())
+        #expect(reason.contains("no browser is configured"), "\(reason)")
+        let response = try await RawHTTP.request(attempt.target("code=abc"), port: attempt.port)
+        #expect(response.status == 200)
+        let url = try await task.value
+        #expect(url.query?.hasPrefix("code=abc") == true)
     }
 }

@@ -221,7 +221,7 @@ import Testing
         let argsFile = directory.appendingPathComponent("args").path
         let attempt = TestAttempt()
         let system = SystemBrowser(environment: ["BROWSER": script])
-        let agent = LoopbackUserAgent(browser: BrowserLauncher { try await system.open($0) }, timeout: .seconds(30))
+        let agent = LoopbackUserAgent(timeout: .seconds(30), browser: { try await system.open($0) })
         let task = Task { try await agent.run(attempt.session) }
         var opened: String?
         for _ in 0..<200 where opened == nil {

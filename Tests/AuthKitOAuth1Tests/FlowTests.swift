@@ -533,7 +533,7 @@ import Testing
         try await withServer { server in
             server.route("POST", "/invalidate_token") { _ in .json(#"{"access_token":"at"}"#) }
             let credential = Credential(
-                providerID: "test-oauth1", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
+                providerID: "test-oauth1", isOAuth1: true, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
             let plain = try Fixture.client(baseURL: server.baseURL)
             await #expect(throws: AuthKitError.signInRequired(credential.key, reason: .protocolHasNoRefresh)) {
                 _ = try await plain.refresh(credential)
@@ -570,7 +570,7 @@ import Testing
     @Test func signsURLRequests() throws {
         let client = try Fixture.client(baseURL: "https://example.com", nonceAndTimestamp: Self.fixed)
         let credential = Credential(
-            providerID: "test-oauth1", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
+            providerID: "test-oauth1", isOAuth1: true, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
 
         var get = URLRequest(url: URL(string: "https://api.example.com/1.1/search.json?q=a%20b&count=2")!)
         get = try client.authorize(get, with: credential)
@@ -614,7 +614,7 @@ import Testing
         let bearer = Credential(providerID: "test-oauth1", accessToken: "t")
         #expect(throws: AuthKitError.self) { _ = try client.authorize(get, with: bearer) }
         let other = Credential(
-            providerID: "other", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
+            providerID: "other", isOAuth1: true, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
         #expect(throws: AuthKitError.self) { _ = try client.authorize(get, with: other) }
 
         // A URL without a scheme (a link an API answered, `//host/x`) is
@@ -635,7 +635,7 @@ import Testing
     @Test func signsHTTPRequestsAndRefusesAStreamedFormBody() throws {
         let client = try Fixture.client(baseURL: "https://example.com", nonceAndTimestamp: Self.fixed)
         let credential = Credential(
-            providerID: "test-oauth1", kind: .oauth1, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
+            providerID: "test-oauth1", isOAuth1: true, accessToken: "at", tokenType: "OAuth", tokenSecret: "ats")
         let url = URL(string: "https://api.example.com/1.1/statuses/update.json?trim=1")!
         let body = Data("status=Hello%20Ladies%20%2B%20Gentlemen".utf8)
 

@@ -97,7 +97,7 @@ import Testing
     @Test func aRequestTokenIsApprovedOnce() async throws {
         let callback = "https://app.example/oauth/callback"
         try await Sandbox.with(
-            emulating: try bundled("twitter"), options: SandboxOptions(consent: .ask, redirectURIs: [callback])
+            emulating: try bundled("twitter"), options: SandboxOptions(redirectURIs: [callback])
         ) { sandbox in
             let client = try OAuth1Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let (url, pending) = try await client.startAuthorization(redirectURI: URL(string: callback))

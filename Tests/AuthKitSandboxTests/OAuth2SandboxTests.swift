@@ -541,7 +541,7 @@ import Testing
 
     @Test func theDeviceGrant() async throws {
         try await Sandbox.with(
-            emulating: try bundled("github"), options: SandboxOptions(consent: .approve, deviceInterval: 1)
+            emulating: try bundled("github"), options: SandboxOptions(approves: true, deviceInterval: 1)
         ) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let credential = try await client.authorizeWithDeviceCode(options: AuthorizationOptions()) { _ in }
@@ -559,7 +559,7 @@ import Testing
     @Test func twitchsPublicDeviceGrantGetsItsScopesAndRefreshes() async throws {
         try await Sandbox.with(
             emulating: try bundled("twitch"),
-            options: publicClient(SandboxOptions(consent: .approve, deviceInterval: 1))
+            options: publicClient(SandboxOptions(approves: true, deviceInterval: 1))
         ) { sandbox in
             var settings = sandbox.clientSettings
             settings.scopes = ["user:read:email", "chat:read"]
@@ -588,7 +588,7 @@ import Testing
             json: Data(
                 #"{"id": "tv", "protocol": "oauth2", "token": {"url": "https://tv.example/token"}, "device": {"url": "https://tv.example/device"}}"#
                     .utf8))
-        try await Sandbox.with(emulating: tv, options: SandboxOptions(consent: .approve, deviceInterval: 1)) {
+        try await Sandbox.with(emulating: tv, options: SandboxOptions(approves: true, deviceInterval: 1)) {
             sandbox in
             let issuer = try #require(URL(string: sandbox.baseURL.absoluteString + "/tv.example"))
             let metadata = try await raw(

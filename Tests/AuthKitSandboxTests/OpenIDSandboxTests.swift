@@ -44,7 +44,7 @@ import Testing
     /// however much later it is issued; the client holds it to that.
     @Test func aRefreshedIDTokenKeepsTheTimeOfTheSignIn() async throws {
         let clock = Clock()
-        let options = SandboxOptions(consent: .approve, now: { clock.now })
+        let options = SandboxOptions(approves: true, now: { clock.now })
         try await Sandbox.with(emulating: try Self.descriptor(algorithms: ["ES256"]), options: options) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let credential = try await client.authorize(using: sandbox.userAgent())
@@ -77,7 +77,7 @@ import Testing
     /// `--id-token-fault`: each wrong token is refused by the check it fails.
     @Test(arguments: SandboxOptions.IDTokenFault.allCases)
     func aFaultyTokenIsRefusedForWhatIsWrongWithIt(fault: SandboxOptions.IDTokenFault) async throws {
-        let options = SandboxOptions(consent: .approve, idTokenFault: fault)
+        let options = SandboxOptions(approves: true, idTokenFault: fault.rawValue)
         try await Sandbox.with(emulating: try Self.descriptor(algorithms: ["ES256"]), options: options) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             await #expect {
@@ -96,12 +96,26 @@ import Testing
         }
     }
 
+    /// A fault the sandbox does not know is refused at start, by its field,
+    /// with the names it takes; it does not start handing out good tokens.
+    @Test func anUnknownFaultIsRefusedByName() async throws {
+        await #expect {
+            try await Sandbox.start(
+                emulating: try Self.descriptor(algorithms: ["ES256"]),
+                options: SandboxOptions(idTokenFault: "wrong-aud"))
+        } throws: { error in
+            guard let error = error as? AuthKitError else { return false }
+            return error.code == .misuse && error.field == "SandboxOptions.idTokenFault"
+                && "\(error)".contains("wrong-audience") && "\(error)".contains("'wrong-aud'")
+        }
+    }
+
     /// `POST /rotate-keys`: new tokens name a key the client's kept copy of
     /// the set lacks; it fetches the set once more and verifies them.
     @Test func aRotatedKeyIsFetchedAndTrusted() async throws {
         // Its own cache, which refetches at once: the process's keeps 30 s
         // between fetches, which other tests count on.
-        let options = SandboxOptions(consent: .approve)
+        let options = SandboxOptions(approves: true)
         try await KeySetCache.$inUse.withValue(KeySetCache(minimumRefetchInterval: 0)) {
             try await Sandbox.with(emulating: try Self.descriptor(algorithms: ["EdDSA"]), options: options) { sandbox in
                 let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
@@ -184,13 +198,13 @@ import Testing
             + "&code_challenge=gmuJ-1-ACpQ7ZYWZVgMSPEM2foDK5jJHAKJX0Zg1kYw&code_challenge_method=S256"
         let redirect = "&redirect_uri=http%3A%2F%2F127.0.0.1%3A5555%2Fcallback"
         for (consent, prompt, expected) in [
-            (SandboxOptions.Consent.ask, "none", "error=login_required"),
-            (.deny, "none", "error=consent_required"),
-            (.approve, "none", "code="),
-            (.approve, "none%20login", "error=invalid_request"),
+            (Bool?.none, "none", "error=login_required"),
+            (false, "none", "error=consent_required"),
+            (true, "none", "code="),
+            (true, "none%20login", "error=invalid_request"),
         ] {
             try await Sandbox.with(
-                emulating: try Self.descriptor(algorithms: ["ES256"]), options: SandboxOptions(consent: consent)
+                emulating: try Self.descriptor(algorithms: ["ES256"]), options: SandboxOptions(approves: consent)
             ) { sandbox in
                 let url = try #require(
                     URL(

@@ -40,7 +40,7 @@ import Testing
 
     @Test func theDeviceGrantAndACredentialSource() async throws {
         let github = try ProviderCatalog.standard().descriptor(id: "github")
-        try await Sandbox.with(emulating: github, options: SandboxOptions(consent: .approve, deviceInterval: 1)) {
+        try await Sandbox.with(emulating: github, options: SandboxOptions(approves: true, deviceInterval: 1)) {
             sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let credential = try await client.authorizeWithDeviceCode(

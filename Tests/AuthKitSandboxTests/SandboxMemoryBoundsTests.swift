@@ -88,7 +88,7 @@ import Testing
                  "api": {"origins": ["https://api.deep.example"]},
                  "whoAmI": {"url": "https://api.deep.example/me", "subject": "data[100000000].id"}}
                 """.utf8))
-        try await Sandbox.with(emulating: descriptor, options: SandboxOptions(consent: .approve)) { sandbox in
+        try await Sandbox.with(emulating: descriptor, options: SandboxOptions(approves: true)) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let credential = try await client.authorize(using: sandbox.userAgent())
             let me = try #require(URL(string: sandbox.baseURL.absoluteString + "/api.deep.example/me"))

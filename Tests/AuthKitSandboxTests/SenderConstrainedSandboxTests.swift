@@ -98,7 +98,7 @@ import Testing
     }
 
     @Test func aProofIsGoodOnce() async throws {
-        try await Sandbox.with(emulating: try fapiLike(), options: SandboxOptions(consent: .approve)) { sandbox in
+        try await Sandbox.with(emulating: try fapiLike(), options: SandboxOptions(approves: true)) { sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let credential = try await client.authorize(using: sandbox.userAgent())
             var request = HTTPRequest(method: .get, url: sandbox.whoamiURL)
@@ -302,7 +302,7 @@ import Testing
     /// say client_secret_jwt takes no HS256 assertion (RFC 6749 §2.3).
     @Test func clientSecretJWTNeedsASecretLongEnoughForHS256() async throws {
         let form = ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"]
-        try await Sandbox.with(emulating: try hs256Provider(), options: SandboxOptions(consent: .approve)) { sandbox in
+        try await Sandbox.with(emulating: try hs256Provider(), options: SandboxOptions(approves: true)) { sandbox in
             #expect((sandbox.options.clientSecret?.utf8.count ?? 0) >= 32)
             #expect(sandbox.clientSettings.clientSecret == sandbox.options.clientSecret)
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
@@ -370,7 +370,7 @@ import Testing
     /// RFC 9449 §7.2: a bound token sent as a Bearer token is refused at
     /// UserInfo as at /whoami (UserInfo took it); with its proof it is answered.
     @Test func aBoundTokenIsRefusedAsBearerAtUserInfo() async throws {
-        try await Sandbox.with(emulating: try boundOpenIDProvider(), options: SandboxOptions(consent: .approve)) {
+        try await Sandbox.with(emulating: try boundOpenIDProvider(), options: SandboxOptions(approves: true)) {
             sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let credential = try await client.authorize(using: sandbox.userAgent())
@@ -389,7 +389,7 @@ import Testing
     /// bound token's key as `cnf.jkt` (RFC 9449 §6.2), and answers for a live
     /// refresh token (it said every one was inactive).
     @Test func introspectionAgreesWithTheIDTokenAndNamesTheKey() async throws {
-        try await Sandbox.with(emulating: try boundOpenIDProvider(), options: SandboxOptions(consent: .approve)) {
+        try await Sandbox.with(emulating: try boundOpenIDProvider(), options: SandboxOptions(approves: true)) {
             sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let credential = try await client.authorize(using: sandbox.userAgent())
@@ -414,7 +414,7 @@ import Testing
     /// parameter is (RFC 6749 §3.1): kept, it bound the code to a key the
     /// exchange is never asked to prove, and the code could not be redeemed.
     @Test func aDPoPKeyIsIgnoredWhereTheProviderHasNoDPoP() async throws {
-        try await Sandbox.with(emulating: try bundled("github"), options: SandboxOptions(consent: .approve)) {
+        try await Sandbox.with(emulating: try bundled("github"), options: SandboxOptions(approves: true)) {
             sandbox in
             let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)
             let (url, pending) = try await client.startAuthorization()
@@ -441,7 +441,7 @@ import Testing
                  "token": {"url": "https://as.fapi.example/token"},
                  "scopes": {"default": ["accounts"], "known": ["accounts", "payments"]}}
                 """.utf8))
-        try await Sandbox.with(emulating: descriptor, options: SandboxOptions(consent: .approve)) { sandbox in
+        try await Sandbox.with(emulating: descriptor, options: SandboxOptions(approves: true)) { sandbox in
             let base = sandbox.baseURL.absoluteString
             let par = try #require(URL(string: base + "/as.fapi.example/par"))
             let token = try #require(URL(string: base + "/as.fapi.example/token"))

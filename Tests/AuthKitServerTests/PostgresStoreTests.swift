@@ -582,7 +582,7 @@ struct PostgresStoreTests {
     @Test(arguments: ["read committed", "repeatable read", "serializable"])
     func oneRefreshAcrossMachines(isolation: String) async throws {
         let qiita = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita")
-        try await Sandbox.with(emulating: qiita, options: SandboxOptions(consent: .approve)) { sandbox in
+        try await Sandbox.with(emulating: qiita, options: SandboxOptions(approves: true)) { sandbox in
             try await Self.withStore(
                 schema: "refresh_" + isolation.replacingOccurrences(of: " ", with: "_"), clients: 2,
                 startup: [("default_transaction_isolation", isolation)]
@@ -1074,7 +1074,7 @@ struct PostgresStoreTests {
     /// out, after the provider had already rotated their refresh tokens.)
     @Test func refreshesOfManyAccountsAtOnceNeedOneConnectionEach() async throws {
         let qiita = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "qiita")
-        try await Sandbox.with(emulating: qiita, options: SandboxOptions(consent: .approve)) { sandbox in
+        try await Sandbox.with(emulating: qiita, options: SandboxOptions(approves: true)) { sandbox in
             try await Self.withStore(schema: "pool", maximumConnections: 2) { stores in
                 let store = stores[0]
                 let client = try OAuth2Client(descriptor: sandbox.descriptor, settings: sandbox.clientSettings)

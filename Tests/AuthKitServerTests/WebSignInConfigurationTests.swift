@@ -275,7 +275,7 @@ import Testing
             emulating: google,
             options: SandboxOptions(
                 redirectURIs: [WebSignInTests.publicURL.absoluteString + "/auth/google/callback"],
-                idTokenFault: .wrongAudience))
+                idTokenFault: "wrong-audience"))
         defer { Task { await sandbox.stop() } }
         let log = CapturedLog()
         let (app, _) = try WebSignInTests.app(sandbox, logger: log.logger)

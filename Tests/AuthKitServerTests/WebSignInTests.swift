@@ -827,7 +827,8 @@ import Testing
         let sandbox = try await Sandbox.start(
             emulating: google,
             options: SandboxOptions(
-                redirectURIs: [Self.publicURL.absoluteString + "/auth/google/callback"], idTokenFault: .wrongAudience))
+                redirectURIs: [Self.publicURL.absoluteString + "/auth/google/callback"], idTokenFault: "wrong-audience")
+        )
         defer { Task { await sandbox.stop() } }
         let (app, _) = try Self.app(sandbox)
         try await app.test(.router) { client in

@@ -113,7 +113,7 @@ import Testing
                     sent.withLock { $0 = p }
                 }
             }
-            let agent = ManualUserAgent(
+            let agent = manualUserAgent(
                 write: write,
                 readLine: {
                     let p = sent.current
@@ -164,7 +164,7 @@ import Testing
         }
         #expect(throws: AuthKitError.self) {
             try client.authorize(
-                request, with: Credential(providerID: "twitter", kind: .oauth1, accessToken: "t", tokenType: "OAuth"))
+                request, with: Credential(providerID: "twitter", isOAuth1: true, accessToken: "t", tokenType: "OAuth"))
         }
     }
 

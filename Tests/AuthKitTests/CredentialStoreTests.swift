@@ -885,7 +885,7 @@ import Testing
     /// written twice, once as "unknown".
     @Test func aCredentialsOwnMemberNamesAreTheOnesItIsWrittenWith() throws {
         let full = Credential(
-            providerID: "p", label: "l", kind: .oauth1, accessToken: "a", tokenType: "OAuth", refreshToken: "r",
+            providerID: "p", label: "l", isOAuth1: true, accessToken: "a", tokenType: "OAuth", refreshToken: "r",
             tokenSecret: "s", expiresAt: fixedNow, scopes: ["x"], obtainedAt: fixedNow, rawFields: ["k": .null],
             endpointOrigins: ["https://example.com"], refreshTokenExpiresAt: fixedNow,
             identity: Identity(issuer: "https://op.example", subject: "s"))

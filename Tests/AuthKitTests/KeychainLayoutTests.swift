@@ -56,7 +56,15 @@ import Testing
         }
     }
 
+    /// The store's two Bools name each of the four constants once, and read back as given.
     @Test func everyAccessibilityHasItsConstant() {
+        for readable in [true, false] {
+            for here in [true, false] {
+                let accessibility = KeychainAccessibility(readableWhenLocked: readable, thisDeviceOnly: here)
+                #expect(accessibility.readableWhenLocked == readable && accessibility.thisDeviceOnly == here)
+                #expect(accessibility.constantName.contains("AfterFirstUnlock") == readable)
+            }
+        }
         #expect(
             KeychainAccessibility.allCases.map(\.constantName) == [
                 "kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly", "kSecAttrAccessibleWhenUnlockedThisDeviceOnly",

@@ -830,7 +830,7 @@ import Testing
             let client = try OAuth2Client(
                 descriptor: descriptor, settings: ClientSettings(clientID: "c", clientSecret: "s"))
             let legacy = Credential(
-                providerID: "legacy", kind: .oauth2, accessToken: "at1", tokenType: "Bearer", refreshToken: "rt1",
+                providerID: "legacy", isOAuth1: false, accessToken: "at1", tokenType: "Bearer", refreshToken: "rt1",
                 obtainedAt: fixedNow)
             #expect(legacy.endpointOrigins == nil)
             let refreshed = try await client.refresh(legacy)

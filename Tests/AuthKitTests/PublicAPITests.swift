@@ -3,12 +3,8 @@ import Testing
 
 /// Each product's public surface is what docs/library.md's "The public API"
 /// lists for it: a new public type must be added there on purpose. `AuthKit`
-/// stays at or under 41 types (among them the typed reasons of `network`,
-/// `invalidResponse` and `store` errors a caller can switch on, why an ID
-/// token was refused, and RFC 7662's introspection answer), all products
-/// together at or under 77, today's counts (issue 45 aimed at 45 in all,
-/// when the surface was 63 and three products smaller; docs/library.md says
-/// what the rest are and why they stay). No public declaration
+/// stays at or under 26 types, all products together at or under 45 (issue
+/// 45's aim; docs/library.md says what each removed type became). No public declaration
 /// takes or returns a raw pointer. `@_spi` declarations are not API (a
 /// caller must ask for them by name) and are not counted.
 @Suite struct PublicAPITests {
@@ -56,8 +52,7 @@ import Testing
         #expect(
             listed.subtracting(declared).isEmpty,
             "in docs/library.md but not public: \(listed.subtracting(declared).sorted())")
-        // 41 since TokenIntrospection (RFC 7662's answer, issue 48).
-        #expect(declared.count <= 28, "\(declared.count) public types; the target is 28 or fewer")
+        #expect(declared.count <= 26, "\(declared.count) public types; the target is 26 or fewer")
     }
 
     /// Every other product's list, and the count over all of them.
@@ -81,7 +76,7 @@ import Testing
             total += declared.count
         }
         total += try Self.publicTypes().count
-        #expect(total <= 51, "\(total) public types across the products; the bound is 51")
+        #expect(total <= 45, "\(total) public types across the products; the bound is 45 (issue 45)")
     }
 
     @Test func noPublicDeclarationUsesRawPointers() throws {

@@ -16,22 +16,36 @@
 /// (Instagram requires `https`): it shows the URL, and the user pastes back the
 /// URL the browser ended on — or, for an out-of-band OAuth 1.0a flow, the PIN.
 ///
-/// Input and output are closures so tests (and GUIs) can drive it.
-public struct ManualUserAgent: UserAgent, AnsweringUserAgent {
-    public var write: @Sendable (String) -> Void
-    public var readLine: @Sendable () -> String?
+/// By default it prompts on standard error and reads standard input, so
+/// standard output stays clean for `--json` and pipes; `write` and
+/// `readLine` stand in for them (tests, a GUI's text field). Its API is the
+/// protocol's, so it is reached through this function, as the in-memory
+/// store is through ``inMemoryCredentialStore(_:)``.
+public func manualUserAgent(
+    write: (@Sendable (String) -> Void)? = nil, readLine: (@Sendable () -> String?)? = nil
+) -> some UserAgent {
+    ManualUserAgent(
+        write: write ?? ManualUserAgent.standardErrorWrite, readLine: readLine ?? ManualUserAgent.standardInputLine)
+}
 
-    /// Prompts on standard error and reads standard input, so standard output
-    /// stays clean for `--json` and pipes.
-    public init(
-        write: @escaping @Sendable (String) -> Void = { text in
-            var text = text
-            _ = text.withUTF8 { FileSystem.writeAll(STDERR_FILENO, UnsafeRawBufferPointer($0)) }
-        },
+/// ``manualUserAgent(write:readLine:)``'s agent; package, as the command
+/// line reads its bounds and unwrapping.
+package struct ManualUserAgent: UserAgent, AnsweringUserAgent {
+    package var write: @Sendable (String) -> Void
+    package var readLine: @Sendable () -> String?
+
+    package init(
+        write: @escaping @Sendable (String) -> Void = ManualUserAgent.standardErrorWrite,
         readLine: @escaping @Sendable () -> String? = ManualUserAgent.standardInputLine
     ) {
         self.write = write
         self.readLine = readLine
+    }
+
+    /// Writes to standard error, all of it (a prompt is never cut short).
+    package static func standardErrorWrite(_ text: String) {
+        var text = text
+        _ = text.withUTF8 { FileSystem.writeAll(STDERR_FILENO, UnsafeRawBufferPointer($0)) }
     }
 
     /// The longest answer read: a redirect URL is a few KiB, and an endless
@@ -41,15 +55,14 @@ public struct ManualUserAgent: UserAgent, AnsweringUserAgent {
     /// A line of standard input, at most ``longestAnswer`` bytes: a longer
     /// one, like the input's end, is taken as no answer. Read with `read(2)`,
     /// not `Swift.readLine` (see ``FileSystem/readLine(_:limit:)``).
-    @usableFromInline
-    static func standardInputLine() -> String? {
+    package static func standardInputLine() -> String? {
         guard case .line(let line) = FileSystem.readLine(STDIN_FILENO, limit: longestAnswer) else { return nil }
         return line
     }
 
     /// The pasted redirect. (An OAuth 1.0a client asks for the typed PIN
     /// of the out-of-band flow through the package's `answer(_:)`.)
-    public func run(_ session: AuthorizationSession) async throws -> URL {
+    package func run(_ session: AuthorizationSession) async throws -> URL {
         try await redirect(of: session)
     }
 

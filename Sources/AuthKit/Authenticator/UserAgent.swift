@@ -19,7 +19,7 @@ public protocol UserAgent: Sendable {
 }
 
 /// What an agent brings back inside the package: a redirect, or, from the
-/// agents a person types into (``ManualUserAgent``, the sandbox's), OAuth
+/// agents a person types into (``manualUserAgent(write:readLine:)``, the sandbox's), OAuth
 /// 1.0a's out-of-band PIN (RFC 5849 §2.1 `oob`), which is no URL.
 package enum UserAgentResult: Sendable, Hashable {
     /// The full redirect URL the provider sent the browser to.

@@ -19,7 +19,13 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible, 
     /// default account, and so is an empty label (see ``CredentialKey/label``).
     public var label: String? { didSet { label = CredentialKey.normalized(label) } }
     /// Which protocol issued it, and so how requests are authorized with it.
-    public var kind: ProtocolKind
+    package var kind: ProtocolKind
+    /// Whether OAuth 1.0a issued it: requests with it are signed with
+    /// ``tokenSecret`` (RFC 5849 §3), not sent with a bearer token.
+    public var isOAuth1: Bool {
+        get { kind == .oauth1 }
+        set { kind = newValue ? .oauth1 : .oauth2 }
+    }
     /// The OAuth 2.0 access token, or the OAuth 1.0a `oauth_token`.
     public var accessToken: String
     /// RFC 6749 §7.1 token type, e.g. `Bearer`. `OAuth` for OAuth 1.0a.
@@ -83,7 +89,7 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible, 
     public init(
         providerID: String,
         label: String? = nil,
-        kind: ProtocolKind = .oauth2,
+        isOAuth1: Bool = false,
         accessToken: String,
         tokenType: String = "Bearer",
         refreshToken: String? = nil,
@@ -99,7 +105,7 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible, 
         self.identity = identity
         self.providerID = providerID
         self.label = CredentialKey.normalized(label)
-        self.kind = kind
+        self.kind = isOAuth1 ? .oauth1 : .oauth2
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.refreshToken = refreshToken
@@ -146,7 +152,7 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible, 
         self.init(
             providerID: try container.decode(String.self, forKey: .providerID),
             label: try container.decodeIfPresent(String.self, forKey: .label),
-            kind: try container.decode(ProtocolKind.self, forKey: .kind),
+            isOAuth1: try container.decode(ProtocolKind.self, forKey: .kind) == .oauth1,
             accessToken: try container.decode(String.self, forKey: .accessToken),
             tokenType: try container.decode(String.self, forKey: .tokenType),
             refreshToken: try container.decodeIfPresent(String.self, forKey: .refreshToken),

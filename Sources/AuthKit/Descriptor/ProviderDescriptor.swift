@@ -23,7 +23,12 @@ public struct ProviderDescriptor: Sendable, Hashable {
     public package(set) var id: String
     /// Human-readable name for messages: `Qiita` (the id when the file has none).
     public package(set) var name: String
-    public package(set) var `protocol`: ProtocolKind
+    /// The protocol, which chooses the flow engine (``OAuth2Client`` or
+    /// AuthKitOAuth1's `OAuth1Client`); a caller asks ``isOAuth1``.
+    package var `protocol`: ProtocolKind
+    /// Whether the provider speaks OAuth 1.0a (RFC 5849, as X/Twitter does):
+    /// sign in with AuthKitOAuth1's `OAuth1Client`, else with ``OAuth2Client``.
+    public var isOAuth1: Bool { `protocol` == .oauth1 }
     /// Where the provider documents its OAuth API.
     public package(set) var documentation: String?
 
@@ -250,7 +255,10 @@ public struct ProviderDescriptor: Sendable, Hashable {
 }
 
 /// The protocol a provider speaks; chooses the flow engine that runs it.
-public enum ProtocolKind: String, Codable, Sendable, Hashable, CaseIterable {
+/// Two protocols, so the public API says it with a Bool
+/// (``ProviderDescriptor/isOAuth1``, ``Credential/isOAuth1``): a caller had
+/// nothing to switch on but this one distinction.
+package enum ProtocolKind: String, Codable, Sendable, Hashable, CaseIterable {
     /// OAuth 2.0 authorization code grant (RFC 6749 §4.1), with PKCE (RFC 7636) where supported.
     case oauth2
     /// OAuth 1.0a three-legged flow (RFC 5849), as Twitter/X uses it.

@@ -24,7 +24,7 @@
 /// provider's own ``providerErrorCode``) carry what a program may act on.
 ///
 /// ``description`` says what went wrong and, where there is one, what to
-/// do, in the library's terms (``ClientSettings``, ``ManualUserAgent``); a
+/// do, in the library's terms (``ClientSettings``, ``manualUserAgent(write:readLine:)``); a
 /// command line adds its own flags when it reports one. No message contains
 /// a client secret, token, PKCE verifier or a URL query.
 public struct AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -150,13 +150,15 @@ public struct AuthKitError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The field at fault: of the provider's answer (`access_token`,
-    /// `data.token`), or of the file with the first problem (`token.url`).
+    /// `data.token`), of the file with the first problem (`token.url`), or
+    /// of an options struct given in code (`SandboxOptions.idTokenFault`).
     public var field: String? {
         switch reason {
         case .invalidResponse(_, .missingField(let name, _)), .invalidResponse(_, .invalidField(let name, _)),
             .invalidResponse(_, .repeatedField(let name, _)):
             name
         case .invalidFile(let issues): issues.first?.field
+        case .misuse(.invalidOption(let name, _)): name
         default: nil
         }
     }

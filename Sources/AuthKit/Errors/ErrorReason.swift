@@ -140,6 +140,8 @@ extension AuthKitError {
         case reservedParameter(String)
         /// An authorization parameter AuthKit reads (`max_age`) has a value it cannot use.
         case invalidParameter(name: String, String)
+        /// An option given in code (a struct's field) has a value it cannot take.
+        case invalidOption(name: String, String)
         /// An issuer identifier given to discovery is not one (RFC 8414 §2:
         /// an https URL with no query or fragment; no user name or password).
         case invalidIssuer(String)
@@ -244,7 +246,7 @@ extension AuthKitError.Reason {
                 return
                     "The \(providerID) descriptor names no way to revoke a token; delete the credential locally, and revoke the app's access in the provider's settings."
             case .deviceGrant:
-                return summary + " Sign in through a browser, or paste the redirect (ManualUserAgent)."
+                return summary + " Sign in through a browser, or paste the redirect (manualUserAgent())."
             case .authorizationCodeGrant:
                 return summary + " Use the device grant (authorizeWithDeviceCode)."
             case .userInfo, .endSession:
@@ -392,6 +394,8 @@ extension AuthKitError.Misuse: CustomStringConvertible {
                 "The authorization parameter '\(DisplayText.sanitized(name, limit: 100))' is set by AuthKit and cannot be overridden."
         case .invalidParameter(let name, let problem):
             return "The authorization parameter '\(name)' \(problem)."
+        case .invalidOption(let name, let problem):
+            return "\(name) \(problem)."
         case .invalidIssuer(let problem):
             return "The issuer \(problem)."
         case .invalidScope(let scope):

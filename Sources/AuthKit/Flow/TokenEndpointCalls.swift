@@ -943,7 +943,7 @@ final class TokenEndpointCalls: Sendable {
         var credential = Credential(
             providerID: descriptor.id,
             label: label,
-            kind: .oauth2,
+            isOAuth1: false,
             accessToken: fields.accessToken,
             // A refresh answer without a usable type keeps the earlier one
             // (TokenResponseParser), except a bound credential's: only an

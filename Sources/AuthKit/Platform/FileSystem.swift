@@ -16,7 +16,7 @@
 
 /// File-system questions answered with POSIX calls, the same on Linux
 /// (FoundationEssentials) and Apple platforms (Foundation).
-@usableFromInline package enum FileSystem {
+package enum FileSystem {
     /// Whether the file at `path` is a mount point of its own: a single file
     /// bind-mounted (`docker run -v ~/.config/authkit/credentials.json:…`).
     /// A rename onto it fails with EBUSY, so a file only ever replaced whole
@@ -398,8 +398,7 @@
     /// writes. Not `FileHandle.write`, which traps on Linux when the reader has
     /// gone (a pipe into `head` that closed, with SIGPIPE ignored as SwiftNIO
     /// does). Returns false when the reader is gone or the write fails.
-    /// Usable from inline: ``ManualUserAgent``'s public default writer calls it.
-    @discardableResult @usableFromInline
+    @discardableResult
     package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
         while offset < bytes.count {

@@ -9,7 +9,7 @@
 /// A loopback port that nothing listens on now: the kernel's choice of a
 /// free one (bind to port 0), released at once.
 ///
-/// For ``ManualUserAgent`` with a provider that accepts any loopback port
+/// For ``manualUserAgent(write:readLine:)`` with a provider that accepts any loopback port
 /// (RFC 8252 §7.3): the port-less redirect URI would send the browser, with the
 /// authorization code in its address, to port 80, where a local web server
 /// may be listening and keep it in its log. On a port nothing listens on,

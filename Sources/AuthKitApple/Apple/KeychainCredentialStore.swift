@@ -32,17 +32,24 @@
         ///     any of the app's groups while a new item goes to its default
         ///     one, so an app on `nil` beside an extension on a named group
         ///     could each keep a copy, and read the other's stale one.
-        ///   - accessibility: when the items can be read.
+        ///   - readableWhenLocked: `true` (the default): readable after the
+        ///     first unlock since the device started, locked or not, so a
+        ///     background refresh works (`kSecAttrAccessibleAfterFirstUnlock…`);
+        ///     `false`: only while the device is unlocked (`…WhenUnlocked…`).
+        ///   - thisDeviceOnly: `true` (the default): an encrypted backup holds
+        ///     the items but never restores them to another device
+        ///     (`…ThisDeviceOnly`); `false`: they may move to a new device with
+        ///     an encrypted backup. The two together are `kSecAttrAccessible`.
         ///   - dataProtectionKeychain: macOS: the data protection keychain, as
         ///     on iOS (the default), which only code signed with an entitlement
         ///     naming it may use; `false` for the file-based login keychain,
         ///     which a command-line tool without entitlements can use
-        ///     (`accessibility` then does not apply). Ignored elsewhere.
+        ///     (neither of the two above then applies). Ignored elsewhere.
         ///   - lockDirectory: see ``lockDirectory``.
         public init(
             service: String = "dev.authkit.credentials", accessGroup: String? = nil,
-            accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly,
-            dataProtectionKeychain: Bool = true, lockDirectory: URL? = nil
+            readableWhenLocked: Bool = true, thisDeviceOnly: Bool = true, dataProtectionKeychain: Bool = true,
+            lockDirectory: URL? = nil
         ) {
             #if os(macOS)
                 let dataProtection = dataProtectionKeychain
@@ -50,7 +57,9 @@
                 let dataProtection = true
             #endif
             self.layout = KeychainItemLayout(
-                service: service, accessGroup: accessGroup, accessibility: accessibility,
+                service: service, accessGroup: accessGroup,
+                accessibility: KeychainAccessibility(
+                    readableWhenLocked: readableWhenLocked, thisDeviceOnly: thisDeviceOnly),
                 dataProtectionKeychain: dataProtection)
             self.lockDirectory = lockDirectory
         }
@@ -58,7 +67,8 @@
         /// The service, access group and accessibility the items are written with.
         public var service: String { layout.service }
         public var accessGroup: String? { layout.accessGroup }
-        public var accessibility: KeychainAccessibility { layout.accessibility }
+        public var readableWhenLocked: Bool { layout.accessibility.readableWhenLocked }
+        public var thisDeviceOnly: Bool { layout.accessibility.thisDeviceOnly }
 
         public func credential(for key: CredentialKey) async throws -> Credential? {
             var result: CFTypeRef?

@@ -56,7 +56,7 @@
             guard let redirectURI = session.redirectURI else {
                 throw AuthKitError.misuse(
                     .userAgentBrokeProtocol(
-                        "an out-of-band (PIN) sign-in has no redirect to catch; use ManualUserAgent"))
+                        "an out-of-band (PIN) sign-in has no redirect to catch; use manualUserAgent()"))
             }
             // The redirect is checked before the URL is made: for OAuth 1.0a
             // that asks the provider for a request token, which an unusable

@@ -125,8 +125,11 @@ package struct KeychainItemLayout: Sendable, Hashable {
     }
 }
 
-/// `kSecAttrAccessible`: when the item can be read.
-public enum KeychainAccessibility: String, Sendable, Hashable, CaseIterable {
+/// `kSecAttrAccessible`: when the item can be read. Its four values are
+/// two choices, and `KeychainCredentialStore` takes them as two Bools
+/// (``readableWhenLocked``, ``thisDeviceOnly``); the constant's name is
+/// said in their documentation.
+package enum KeychainAccessibility: String, Sendable, Hashable, CaseIterable {
     /// After the first unlock since boot, on this device only: background refresh works; no backup restores it elsewhere.
     case afterFirstUnlockThisDeviceOnly
     /// Only while unlocked, on this device only.
@@ -135,6 +138,20 @@ public enum KeychainAccessibility: String, Sendable, Hashable, CaseIterable {
     case afterFirstUnlock
     /// Only while unlocked; may move to a new device with an encrypted backup.
     case whenUnlocked
+
+    package init(readableWhenLocked: Bool, thisDeviceOnly: Bool) {
+        switch (readableWhenLocked, thisDeviceOnly) {
+        case (true, true): self = .afterFirstUnlockThisDeviceOnly
+        case (false, true): self = .whenUnlockedThisDeviceOnly
+        case (true, false): self = .afterFirstUnlock
+        case (false, false): self = .whenUnlocked
+        }
+    }
+
+    /// Readable after the first unlock since boot, locked or not (`AfterFirstUnlock…`).
+    package var readableWhenLocked: Bool { self == .afterFirstUnlock || self == .afterFirstUnlockThisDeviceOnly }
+    /// Never restored to another device (`…ThisDeviceOnly`).
+    package var thisDeviceOnly: Bool { rawValue.hasSuffix("ThisDeviceOnly") }
 
     package var constantName: String {
         "kSecAttrAccessible" + rawValue.prefix(1).uppercased() + rawValue.dropFirst()

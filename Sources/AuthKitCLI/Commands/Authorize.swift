@@ -627,7 +627,7 @@ struct Authorize: WorkspaceCommand {
         // Where the sandbox sent the browser, once it has: a failure after
         // that is the listener's address, not the sandbox, unreached.
         let redirectedTo = LockedValue<URL?>(nil)
-        let scripted = BrowserLauncher { url in
+        let scripted: @Sendable (URL) async throws -> Void = { url in
             do {
                 try await SandboxUserAgent(onStep: { step in
                     if case .redirected(let target) = step { redirectedTo.withLock { $0 = target } }
@@ -642,7 +642,6 @@ struct Authorize: WorkspaceCommand {
             LoopbackUserAgent(
                 // The watchdog ends the wait at --timeout with the fuller message;
                 // the listener's own deadline is only a backstop.
-                browser: way == .scriptedBrowser ? scripted : noBrowser ? .none : .system,
                 timeout: .seconds(seconds(for: way) + 5),
                 onEvent: { event in
                     if way == .scriptedBrowser, case .browserFailed(_, let reason) = event {
@@ -678,7 +677,8 @@ struct Authorize: WorkspaceCommand {
                     Self.report(
                         event, provider: descriptor.name, noBrowser: noBrowser, scripted: way == .scriptedBrowser,
                         status: status, waiting: waiting)
-                }))
+                },
+                browser: way == .scriptedBrowser ? scripted : noBrowser ? nil : LoopbackUserAgent.systemBrowser))
         defer { status.stop() }
         credential = try await Self.signIn(authenticator, agent, requested, store: workspace.store)
         return credential

@@ -295,7 +295,7 @@ public struct OAuth1Client: Authenticator {
             $0.flatMap(URL.init(string:))?.origin
         }
         return Credential(
-            providerID: descriptor.id, label: label, kind: .oauth1, accessToken: token, tokenType: "OAuth",
+            providerID: descriptor.id, label: label, isOAuth1: true, accessToken: token, tokenType: "OAuth",
             tokenSecret: secret, obtainedAt: receivedAt, rawFields: raw, endpointOrigins: Array(Set(origins)).sorted())
     }
 

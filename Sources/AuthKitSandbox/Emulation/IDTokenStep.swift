@@ -110,7 +110,7 @@ extension Emulator {
         captures: [String: String]
     ) -> String? {
         guard scopes.contains("openid"), let signer = signingKeys.last else { return nil }
-        let fault = options.idTokenFault
+        let fault = options.fault
         let issued = Int64(now.timeIntervalSince1970) - (fault == .expired ? 7200 : 0)
         var claims: [String: JSONValue] = [
             "iss": .string(fault == .wrongIssuer ? issuer + ".example" : idTokenIssuer(captures: captures)),

@@ -12,9 +12,9 @@ final class BrowserSpy: Sendable {
         (opened, continuation) = AsyncStream.makeStream(of: URL.self)
     }
 
-    var launcher: BrowserLauncher {
+    var launcher: @Sendable (URL) async throws -> Void {
         let continuation = self.continuation
-        return BrowserLauncher { continuation.yield($0) }
+        return { _ = continuation.yield($0) }
     }
 
     /// Ends ``opened``: the agent returned without opening (or before opening) anything more.

@@ -74,7 +74,7 @@ struct SandboxProviderOptions: ParsableArguments {
     /// The emulation's settings these options change.
     func apply(to options: inout SandboxOptions) {
         if let accessTokenLifetime { options.accessTokenLifetime = TimeInterval(accessTokenLifetime) }
-        options.idTokenFault = idTokenFault.flatMap(SandboxOptions.IDTokenFault.init(rawValue:))
+        options.idTokenFault = idTokenFault
         options.refreshDelay = refreshDelay ?? 0
     }
 }

@@ -81,8 +81,8 @@ struct SandboxServe: WorkspaceCommand {
                 "\(descriptor.name) has no public clients (its descriptor says requiresClientSecret), so a public client could not sign in to its emulation. Drop --public-client.",
                 status: .usage)
         }
-        var options = SandboxOptions(
-            port: port, consent: SandboxOptions.Consent(rawValue: consent)!, deterministic: emulation.deterministic)
+        var options = SandboxOptions(port: port, deterministic: emulation.deterministic)
+        options.consent = SandboxOptions.Consent(rawValue: consent)!
         if publicClient { options.clientSecret = nil }
         if let clientKey {
             // A client with a key authenticates with it (private_key_jwt): it

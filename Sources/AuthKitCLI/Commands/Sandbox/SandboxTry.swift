@@ -125,7 +125,7 @@ struct SandboxTry: WorkspaceCommand {
         // With a device code and no --browser, the sandbox approves as 'alice'
         // at the second poll, a second after the first (RFC 8628 §3.5's wait, shortened).
         var options = SandboxOptions(
-            consent: deviceOnly && !browser ? .approve : .ask, redirectURIs: [redirect.absoluteString],
+            approves: deviceOnly && !browser ? true : nil, redirectURIs: [redirect.absoluteString],
             deviceInterval: deviceOnly ? 1 : 5, deterministic: emulation.deterministic)
         emulation.apply(to: &options)
         let sandbox = try await Sandbox.start(emulating: descriptor, options: options) { event in
