@@ -12,11 +12,12 @@ import Testing
         try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
     }
 
+    /// Issue 45's bounds, in thousands of bytes (the stricter reading of "KB").
     @Test(arguments: [("README.md", 15), ("SECURITY.md", 8), ("Benchmarks/README.md", 12)])
     func entryDocumentsStayShort(path: String, kilobytes: Int) throws {
         let size = try Self.text(path).utf8.count
         #expect(
-            size <= kilobytes * 1024, "\(path) is \(size) bytes; at most \(kilobytes) KB, the rest belongs in docs/")
+            size <= kilobytes * 1000, "\(path) is \(size) bytes; at most \(kilobytes) KB, the rest belongs in docs/")
     }
 
     /// Examples, benchmarks and fuzzers are packages of their own
