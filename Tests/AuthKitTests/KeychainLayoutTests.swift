@@ -76,6 +76,15 @@ import Testing
         for key in [CredentialKey(providerID: "qiita"), CredentialKey(providerID: "x", label: "a/b c")] {
             #expect(layout.key(forAccount: layout.account(for: key)) == key)
         }
+        // Ids as descriptor files name them are written as they were, so items stored before are found.
+        #expect(layout.account(for: CredentialKey(providerID: "qiita", label: "work")) == "qiita/work")
+        // A provider id with a `/` (or the `%` that escapes it) is not another account's item.
+        let slashed = [
+            CredentialKey(providerID: "a/b"), CredentialKey(providerID: "a", label: "b"),
+            CredentialKey(providerID: "a%2Fb"), CredentialKey(providerID: "a/b", label: "c/d"),
+        ]
+        #expect(Set(slashed.map(layout.account(for:))).count == slashed.count)
+        for key in slashed { #expect(layout.key(forAccount: layout.account(for: key)) == key) }
         #expect(layout.key(forAccount: "") == nil)
         let credential = Credential(
             providerID: "qiita", accessToken: "t", expiresAt: Date(timeIntervalSince1970: 1_800_000_000),

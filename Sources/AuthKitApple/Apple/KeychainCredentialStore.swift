@@ -5,7 +5,7 @@
 
     /// A ``AuthKit/CredentialStore`` in the Keychain: one generic-password item
     /// per credential: service `service`, account `provider` or
-    /// `provider/label` (provider ids cannot contain `/`), the credential's
+    /// `provider/label` (a `/` in a provider id written `%2F`), the credential's
     /// JSON as the data. Not synchronized to other devices; by default
     /// readable after the first unlock, so a background refresh works while
     /// the device is locked; `ThisDeviceOnly`, so a backup holds them

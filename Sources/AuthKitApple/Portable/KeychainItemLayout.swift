@@ -7,7 +7,7 @@ import Foundation
 /// constants on Apple platforms.
 ///
 /// One generic-password item per credential: service ``service``, account
-/// `provider` or `provider/label` (provider ids cannot contain `/`), the
+/// `provider` or `provider/label` (a `/` in a provider id written `%2F`), the
 /// credential's JSON as the data. Not synchronized to other devices, and
 /// readable after the first unlock by default, so a background refresh works
 /// while the device is locked; `ThisDeviceOnly`, so an encrypted backup holds
@@ -68,15 +68,42 @@ package struct KeychainItemLayout: Sendable, Hashable {
         }
     }
 
-    /// `kSecAttrAccount` of `key`'s item.
+    /// `kSecAttrAccount` of `key`'s item: `provider` or `provider/label`.
+    /// A provider id is the name of a descriptor file and holds no `/`, but
+    /// a `CredentialKey` can be made with any text: there a `/` (and the
+    /// `%` that escapes it) is written `%2F` (`%25`), or `a/b`'s credential
+    /// and `a`'s labelled `b` shared one item, each overwriting the other.
+    /// Every id without either is written as before.
     package func account(for key: CredentialKey) -> String {
-        key.providerID + (key.label.map { "/" + $0 } ?? "")
+        var provider = ""
+        for character in key.providerID {
+            switch character {
+            case "%": provider += "%25"
+            case "/": provider += "%2F"
+            default: provider.append(character)
+            }
+        }
+        return provider + (key.label.map { "/" + $0 } ?? "")
     }
 
     /// The key an item's account names; `nil` for an account AuthKit did not write.
     package func key(forAccount account: String) -> CredentialKey? {
         let parts = account.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        guard let provider = parts.first, !provider.isEmpty else { return nil }
+        guard let written = parts.first, !written.isEmpty else { return nil }
+        var provider = ""
+        var rest = Substring(written)
+        while let character = rest.first {
+            if rest.hasPrefix("%25") {
+                provider.append("%")
+                rest = rest.dropFirst(3)
+            } else if rest.hasPrefix("%2F") {
+                provider.append("/")
+                rest = rest.dropFirst(3)
+            } else {
+                provider.append(character)
+                rest = rest.dropFirst()
+            }
+        }
         return CredentialKey(providerID: provider, label: parts.count == 2 ? parts[1] : nil)
     }
 
