@@ -176,7 +176,7 @@ package enum KeychainAccessibility: String, Sendable, Hashable, CaseIterable {
     }
 
     /// Readable after the first unlock since boot, locked or not (`AfterFirstUnlock…`).
-    package var readableWhenLocked: Bool { self == .afterFirstUnlock || self == .afterFirstUnlockThisDeviceOnly }
+    package var readableWhenLocked: Bool { rawValue.hasPrefix("afterFirstUnlock") }
     /// Never restored to another device (`…ThisDeviceOnly`).
     package var thisDeviceOnly: Bool { rawValue.hasSuffix("ThisDeviceOnly") }
 

@@ -45,7 +45,7 @@ struct SandboxProviderOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Make every ID token wrong this way, to check that your app refuses it: "
-                + SandboxOptions.IDTokenFault.allCases.map(\.rawValue).joined(separator: ", ") + ".",
+                + SandboxOptions.idTokenFaults.joined(separator: ", ") + ".",
             valueName: "fault"))
     var idTokenFault: String?
 
@@ -63,10 +63,10 @@ struct SandboxProviderOptions: ParsableArguments {
         if let refreshDelay, !(0...60).contains(refreshDelay) {
             throw ValidationError("--refresh-delay takes 0–60 seconds; got \(refreshDelay).")
         }
-        if let idTokenFault, SandboxOptions.IDTokenFault(rawValue: idTokenFault) == nil {
+        if let idTokenFault, !SandboxOptions.idTokenFaults.contains(idTokenFault) {
             throw ValidationError(
                 "--id-token-fault takes "
-                    + SandboxOptions.IDTokenFault.allCases.map(\.rawValue).joined(separator: ", ")
+                    + SandboxOptions.idTokenFaults.joined(separator: ", ")
                     + "; got '\(DisplayText.sanitized(idTokenFault, limit: 40))'.")
         }
     }
