@@ -90,4 +90,53 @@ import Testing
             #expect((outcome == .ended) == taken, "Content-Length: \(value) ended with \(outcome)")
         }
     }
+
+    /// A line of ASCII bytes (every real answer's) is read on its bytes
+    /// (``ResponseHeadReader/readASCII(_:first:)``), any other as decoded
+    /// text; the two read every ASCII head alike. 3,000 heads of lines made
+    /// of the bytes that decide (spaces, tabs, vertical tabs, CR inside a
+    /// line, colons, folds, blank lines, status-shaped lines), each line
+    /// read both ways, compared after each: outcome, status, every field.
+    @Test func asciiLinesReadOnTheirBytesAsTheyReadAsText() {
+        var random = SplitMix64(seed: 0x5EED_4EAD)
+        let pieces = [
+            " ", "\t", "\u{0B}", "\u{0C}", "\r", ":", ": ", "a", "X-Y", "Content-Length", "2", "Bad Name", "\"q\"",
+            "HTTP/1.1 200 OK",
+            "HTTP/1.1 100 Continue", "=", ",", "-", "/",
+        ]
+        let endings = ["\r\n", "\n", "", "\r\r\n"]
+        for head in 0..<3_000 {
+            var bytesWise = ResponseHeadReader()
+            var textWise = ResponseHeadReader()
+            for index in 0..<Int(random.next() % 8 + 1) {
+                var line = ""
+                if index == 0, random.next() % 2 == 0 { line = "HTTP/1.1 \(100 + random.next() % 300) x" }
+                for _ in 0..<Int(random.next() % 6) { line += pieces[Int(random.next() % UInt64(pieces.count))] }
+                line += endings[Int(random.next() % UInt64(endings.count))]
+                let bytes = Array(line.utf8)
+                var end = bytes.count
+                while end > 0, bytes[end - 1] == UInt8(ascii: "\n") || bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+                let viaBytes = bytes.withUnsafeBytes { bytesWise.read($0) }
+                let viaText = textWise.readText(String(decoding: bytes[..<end], as: UTF8.self), first: bytes.first)
+                let same =
+                    viaBytes == viaText && bytesWise.status == textWise.status
+                    && bytesWise.fields == textWise.fields && bytesWise.foldsJoined == textWise.foldsJoined
+                #expect(same, "head \(head), line \(index) \(line.debugDescription): \(viaBytes) against \(viaText)")
+                if !same { return }
+            }
+        }
+    }
+}
+
+/// A seeded generator (SplitMix64), so a failing head can be read again.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
