@@ -611,7 +611,7 @@ public struct CredentialSource: Sendable {
         guard request.target.allowsCredentials else { throw AuthKitError.insecureTransport(url: request.displayURL) }
         // And outside the provider's API (a `next` link an answer gave, a
         // mistyped host), before the credential is refreshed.
-        try await checkAPIOrigin(of: request.target.url)
+        try await checkAPIOrigin(of: request.target.url, origin: request.target.origin)
         let end = ContinuousClock.now.advanced(by: policy.deadline)
         let deadline = SendDeadline(end: end, allowed: policy.deadline, display: request.displayURL)
         let credential = try await current(at: Date(), within: deadline)
@@ -679,9 +679,14 @@ public struct CredentialSource: Sendable {
     /// issued, which is read (not refreshed: a refresh would send the
     /// refresh token first) only then.
     package func checkAPIOrigin(of url: URL) async throws {
+        try await checkAPIOrigin(of: url, origin: url.origin)
+    }
+
+    /// The same, with `url`'s ``Foundation/URL/origin`` already worked out
+    /// (a request's ``RequestTarget`` holds it).
+    private func checkAPIOrigin(of url: URL, origin: String) async throws {
         let descriptor = authenticator.descriptor
         guard descriptor.apiOrigins.isRestricted else { return }
-        let origin = url.origin
         if allowedOutright.withLock({ $0.contains(origin) }) { return }
         let values = descriptor.placeholderValues(settings: authenticator.settings)
         let match = descriptor.apiOrigins.match(url, placeholders: values)
@@ -691,12 +696,12 @@ public struct CredentialSource: Sendable {
         }
         guard match.withPlaceholder else {
             throw AuthKitError.outsideProviderAPI(
-                url: url.origin, providerID: descriptor.id, origins: descriptor.apiOrigins.shown(placeholders: values))
+                url: origin, providerID: descriptor.id, origins: descriptor.apiOrigins.shown(placeholders: values))
         }
         // Nothing stored: `current()` says so.
-        guard let stored = try await store.credential(for: key), !match.allows(url.origin, for: stored) else { return }
+        guard let stored = try await store.credential(for: key), !match.allows(origin, for: stored) else { return }
         throw AuthKitError.outsideProviderAPI(
-            url: url.origin, providerID: descriptor.id,
+            url: origin, providerID: descriptor.id,
             origins: descriptor.apiOrigins.shown(for: stored, placeholders: values))
     }
 

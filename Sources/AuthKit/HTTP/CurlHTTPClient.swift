@@ -191,10 +191,14 @@
         /// (300 KiB in all) is reported as "Failure when receiving data from the
         /// peer", which does not say what the server did.
         static let largestHead = 128 << 10
-        /// The body's stream, for a reader that streams it; nil for one that
-        /// collects it (``collectLimit``), which gets it whole.
-        private let stream: AsyncThrowingStream<Data, any Error>?
-        private let continuation: AsyncThrowingStream<Data, any Error>.Continuation?
+        /// What the body's stream is fed through, once the head has gone
+        /// before the body's end (``deliverHead()``; under `lock`): made only
+        /// then. An answer handed over whole (a token's, most API answers)
+        /// needs none, and a stream made for every transfer, with the weak
+        /// reference its end handler keeps, was 3% of the CPU of a GET at 16
+        /// at once (perf, Benchmarks/README.md). nil for a reader that
+        /// collects the body (``collectLimit``), which gets it whole.
+        private var continuation: AsyncThrowingStream<Data, any Error>.Continuation?
         /// For a caller that reads the body whole: the most bytes it takes.
         /// The body is held as it comes (not streamed, never paused), and the
         /// transfer stopped once it holds one byte more. nil: streamed.
@@ -213,15 +217,6 @@
             self.body = body
             self.timeout = timeout
             collectLimit = limit
-            if limit == nil {
-                let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream(
-                    bufferingPolicy: .bufferingOldest(Self.bufferedChunks))
-                self.stream = stream
-                self.continuation = continuation
-            } else {
-                stream = nil
-                continuation = nil
-            }
         }
 
         /// On a worker's thread of its own, blocking there.
@@ -240,9 +235,6 @@
         }
 
         private func start(_ runner: Runner) async throws -> (HTTPResponse, HTTPResponseBody) {
-            // The reader is gone: the transfer stops at its next callback
-            // (the stream has ended; nothing more to end here).
-            continuation?.onTermination = { [weak self] _ in self?.markCancelled() }
             // A deadline the caller's task runs under (``DeadlineScope``)
             // stops this transfer as cancelling the task would, and libcurl
             // is held to it too (CURLOPT_TIMEOUT_MS), so the worker is free
@@ -260,7 +252,6 @@
                         return cancelled
                     }
                     if stopped {
-                        continuation?.finish(throwing: CancellationError())
                         head.resume(throwing: CancellationError())
                         return
                     }
@@ -367,8 +358,11 @@
         /// the body's reader fail with `CancellationError` (the caller's
         /// deadline or cancellation then names the reason).
         func cancel() {
-            markCancelled()
-            continuation?.finish(throwing: CancellationError())
+            let stream = lock.withLock { () -> AsyncThrowingStream<Data, any Error>.Continuation? in
+                cancelled = true
+                return continuation
+            }
+            stream?.finish(throwing: CancellationError())
             let head = lock.withLock { () -> CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>? in
                 defer { headContinuation = nil }
                 return headContinuation
@@ -684,7 +678,7 @@
         }
 
         private func stream(_ chunk: Data) -> Bool {
-            guard let continuation else { return false }
+            guard let continuation = lock.withLock({ continuation }) else { return false }
             var chunk = chunk
             // Waiting here, inside libcurl's write callback, libcurl cannot
             // apply its own time limit: a reader that holds the body unread
@@ -727,9 +721,25 @@
         }
 
         /// Hands the head over with a body to stream: what was held first.
+        /// Cancelled already, it makes no stream: nobody waits for the head,
+        /// and the next chunk stops the transfer.
         private func deliverHead() {
-            guard let stream, let continuation, headAccepted, !headDelivered else { return }
+            guard collectLimit == nil, headAccepted, !headDelivered else { return }
             headDelivered = true
+            let (stream, continuation) = AsyncThrowingStream<Data, any Error>.makeStream(
+                bufferingPolicy: .bufferingOldest(Self.bufferedChunks))
+            // The reader is gone: the transfer stops at its next callback
+            // (the stream has ended; nothing more to end here).
+            continuation.onTermination = { [weak self] _ in self?.markCancelled() }
+            let made = lock.withLock { () -> Bool in
+                guard !cancelled else { return false }
+                self.continuation = continuation
+                return true
+            }
+            guard made else {
+                continuation.finish(throwing: CancellationError())
+                return
+            }
             if !held.isEmpty {
                 // The stream's buffer has room for it: nothing reads it yet.
                 _ = continuation.yield(held)
@@ -762,7 +772,7 @@
                 // caller, with no stream, gets the error instead of the head).
                 deliverHead()
             }
-            continuation?.finish(throwing: error)
+            lock.withLock { continuation }?.finish(throwing: error)
             let head = lock.withLock { () -> CheckedContinuation<(HTTPResponse, HTTPResponseBody), any Error>? in
                 defer { headContinuation = nil }
                 return headContinuation
