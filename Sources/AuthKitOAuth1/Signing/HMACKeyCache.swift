@@ -24,7 +24,7 @@ final class HMACKeyCache<State: Sendable>: @unchecked Sendable {
         lock.lock()
         // Byte for byte: `==` on String takes "é" and "e\u{301}" as one,
         // and the key is made from the bytes (RFC 5849 §3.4.2, §3.6).
-        if let state, let cached = self.tokenSecret, cached.utf8.elementsEqual(tokenSecret.utf8) {
+        if let state, let cached = self.tokenSecret, ExactText.same(cached, tokenSecret) {
             lock.unlock()
             return state
         }
