@@ -241,7 +241,7 @@ import Testing
             descriptor: qiita, settings: ClientSettings(clientID: "app", clientSecret: "s"), httpClient: transport)
         let store = InMemoryCredentialStore()
         let credential = Credential(providerID: "qiita", accessToken: "api-secret")
-        try await store.save(credential)
+        await store.save(credential)
         let source = CredentialSource(authenticator: client, store: store, key: credential.key, httpClient: transport)
         await #expect(
             throws: AuthKitError.outsideProviderAPI(
@@ -276,7 +276,7 @@ import Testing
         let credential = Credential(
             providerID: "gitlab-self-managed", accessToken: "gitlab-secret",
             endpointOrigins: ["https://git.example.com"])
-        try await store.save(credential)
+        await store.save(credential)
         func source(host: String) throws -> CredentialSource {
             let client = try OAuth2Client(
                 descriptor: gitlab, settings: ClientSettings(clientID: "app", placeholders: ["host": host]),
@@ -305,7 +305,7 @@ import Testing
         let gitlab = try ProviderCatalog(includeBundled: true, directories: []).descriptor(id: "gitlab-self-managed")
         let store = InMemoryCredentialStore()
         let legacy = Credential(providerID: "gitlab-self-managed", accessToken: "gitlab-secret", refreshToken: "r")
-        try await store.save(legacy)
+        await store.save(legacy)
         let client = try OAuth2Client(
             descriptor: gitlab,
             settings: ClientSettings(clientID: "app", clientSecret: "s", placeholders: ["host": "evil.example"]),
