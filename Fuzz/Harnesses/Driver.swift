@@ -17,6 +17,7 @@ let harnesses: [String: FuzzTarget] = [
     "id-token": { fuzzIDToken($0, $1) },
     "id-token-claims": { fuzzIDTokenClaims($0, $1) },
     "web-input": { fuzzWebInput($0, $1) },
+    "response-head": { fuzzResponseHead($0, $1) },
 ]
 
 /// What a harness needs done before libFuzzer starts counting.
