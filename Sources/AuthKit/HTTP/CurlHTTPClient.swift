@@ -196,7 +196,7 @@
         /// then. An answer handed over whole (a token's, most API answers)
         /// needs none, and a stream made for every transfer, with the weak
         /// reference its end handler keeps, was 3% of the CPU of a GET at 16
-        /// at once (perf, Benchmarks/README.md). nil for a reader that
+        /// at once (perf, docs/performance.md). nil for a reader that
         /// collects the body (``collectLimit``), which gets it whole.
         private var continuation: AsyncThrowingStream<Data, any Error>.Continuation?
         /// For a caller that reads the body whole: the most bytes it takes.

@@ -106,8 +106,8 @@ struct ResponseHeadReader {
     /// `isSpaceOrNewline` is tab, LF to CR and space; `isSpace` tab and
     /// space), the same colon, the same strings made. Searching and
     /// trimming the line as a `String`, by characters, was most of the
-    /// reading's time: about 1 µs a line, 3% of a loopback code exchange's
-    /// CPU at 16 at once (perf, Benchmarks/README.md).
+    /// reading's time: the head was 4.5% of a loopback code exchange's CPU
+    /// at 16 at once, on its bytes 2.7% (perf, docs/performance.md).
     mutating func readASCII(_ line: UnsafeRawBufferPointer, first: UInt8?) -> Outcome {
         func isSpaceOrNewline(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
         var start = 0
