@@ -125,7 +125,7 @@ import Testing
         let providers = home.appendingPathComponent("providers")
         try FileManager.default.createDirectory(at: providers, withIntermediateDirectories: true)
         let file = providers.appendingPathComponent("github.json")
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: file.path, contents: Data(#"{"id": "github", "protocol": "oauth2"}"#.utf8),
             attributes: [.posixPermissions: 0o600])
         let environment = ["AUTHKIT_HOME": home.path]

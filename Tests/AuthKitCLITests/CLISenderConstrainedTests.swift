@@ -23,7 +23,7 @@ import Testing
         try Data(file.utf8).write(to: home.appendingPathComponent("providers/fapi.json"))
         let key = P256.Signing.PrivateKey()
         let keyFile = home.appendingPathComponent("client.pem").path
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: keyFile, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
         var options = SandboxOptions(approves: true)
         options.clientKey = key.publicKey.pemRepresentation

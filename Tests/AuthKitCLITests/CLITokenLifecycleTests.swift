@@ -681,7 +681,7 @@ import Testing
                         refreshToken: "refresh-second", expiresAt: Date().addingTimeInterval(-60)))
                 // Fill the disk: less room is left than a new copy of the file needs.
                 let filler = disk.appendingPathComponent("filler")
-                FileManager.default.createFile(atPath: filler.path, contents: nil)
+                _ = FileManager.default.createFile(atPath: filler.path, contents: nil)
                 let handle = try FileHandle(forWritingTo: filler)
                 while (try? handle.write(contentsOf: Data(count: 4096))) != nil {}
                 try? handle.close()

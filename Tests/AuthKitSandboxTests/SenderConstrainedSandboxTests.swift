@@ -128,7 +128,7 @@ import Testing
         let directory = TemporaryDirectory.url("authkit-sandbox-key")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = directory.appendingPathComponent("client.pem").path
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: path, contents: Data(key.pemRepresentation.utf8), attributes: [.posixPermissions: 0o600])
         return (key, path)
     }
@@ -145,7 +145,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("client.json").path
         let json = try JSONSerialization.data(withJSONObject: members)
-        FileManager.default.createFile(atPath: path, contents: json, attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: path, contents: json, attributes: [.posixPermissions: 0o600])
         var options = SandboxOptions(deterministic: true)
         options.clientKey = key.publicKey.pemRepresentation
         try await Sandbox.with(emulating: try bundled("github"), options: options) { sandbox in
@@ -176,7 +176,7 @@ import Testing
             #expect(!credential.accessToken.isEmpty)
             // Another key's assertion, in the same JSON body, is refused by its signature.
             let other = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("other.pem").path
-            FileManager.default.createFile(
+            _ = FileManager.default.createFile(
                 atPath: other, contents: Data(P256.Signing.PrivateKey().pemRepresentation.utf8),
                 attributes: [.posixPermissions: 0o600])
             settings.privateKeyFile = other
@@ -253,7 +253,7 @@ import Testing
             }
             // Another key is refused by the sandbox.
             let other = directory.appendingPathComponent("other.pem").path
-            FileManager.default.createFile(
+            _ = FileManager.default.createFile(
                 atPath: other, contents: Data(P256.Signing.PrivateKey().pemRepresentation.utf8),
                 attributes: [.posixPermissions: 0o600])
             settings.privateKeyFile = other

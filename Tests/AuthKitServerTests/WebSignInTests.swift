@@ -150,7 +150,7 @@ import Testing
             await sandbox.stop()
             let signedOut = try await web.signOut(cookie: alice.session, csrfToken: alice.csrf, origin: nil)
             #expect(signedOut.revocationFailure is AuthKitError, "\(String(describing: signedOut.revocationFailure))")
-            #expect(try await credentials.allCredentials().isEmpty)
+            #expect(await credentials.allCredentials().isEmpty)
         }
     }
 

@@ -722,7 +722,7 @@ public struct TransportContract: Sendable {
 
     private func cancelledReadIsAnError() async throws -> [String] {
         // One byte of a hundred, and the connection held open.
-        let server = try RawResponseServer(
+        let server = RawResponseServer(
             Self.json200("Content-Length: 100\r\n\r\n{", repeating: "", interval: .hours(1)))
         try await server.start()
         defer { Task { await server.stop() } }

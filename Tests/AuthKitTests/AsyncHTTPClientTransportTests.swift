@@ -31,7 +31,7 @@ import Testing
                 .json(#"{"access_token":"at-1","token_type":"Bearer","expires_in":60,"refresh_token":"rt-1"}"#)
             }
             let client = try client(server)
-            let pending = await try pending(for: client)
+            let pending = try await pending(for: client)
             let credential = try await client.exchange(code: "the-code", pending: pending)
             #expect(credential.accessToken == "at-1")
             #expect(credential.refreshToken == "rt-1")
@@ -72,7 +72,7 @@ import Testing
     /// read as complete: the next read throws, where it ended quietly.
     @Test func aBodyCancelledPartWayIsNotReadAsComplete() async throws {
         // One byte of a hundred, and the connection held open.
-        let server = try RawResponseServer(
+        let server = RawResponseServer(
             TransportContract.json200("Content-Length: 100\r\n\r\n{", repeating: "", interval: .hours(1)))
         try await server.start()
         defer { Task { await server.stop() } }

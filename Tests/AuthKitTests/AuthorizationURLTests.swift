@@ -17,7 +17,7 @@ import Testing
     }
 
     @Test func githubURLHasStatePKCEAndScopes() async throws {
-        let client = try await client("github")
+        let client = try client("github")
         let (url, pending) = try await client.startAuthorization(
             redirectURI: URL(string: "http://127.0.0.1:4321/callback"), scopes: ["repo", "read:user"])
         #expect(url.absoluteString.hasPrefix("https://github.com/login/oauth/authorize?"))
@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func stateHasAtLeast128BitsAndIsFreshPerAttempt() async throws {
-        let client = try await client("github")
+        let client = try client("github")
         var states = [String]()
         for _ in 0..<100 { states.append(try await client.startAuthorization().pending.state) }
         #expect(Set(states).count == 100)
@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test func qiitaSendsNeitherRedirectURINorResponseType() async throws {
-        let (url, pending) = await try client("qiita").startAuthorization(scopes: ["read_qiita", "write_qiita"])
+        let (url, pending) = try await client("qiita").startAuthorization(scopes: ["read_qiita", "write_qiita"])
         let p = try parameters(url)
         #expect(Set(p.keys) == ["client_id", "scope", "state"])
         #expect(p["scope"] == "read_qiita write_qiita")
@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test func instagramJoinsScopesWithCommas() async throws {
-        let (url, _) = await try client("instagram").startAuthorization(
+        let (url, _) = try await client("instagram").startAuthorization(
             scopes: ["instagram_business_basic", "instagram_business_content_publish"])
         let p = try parameters(url)
         #expect(p["scope"] == "instagram_business_basic,instagram_business_content_publish")
@@ -95,22 +95,22 @@ import Testing
             ("http://127.0.0.1/callback#top", "has a fragment"), ("http://127.0.0.1/c%zz", "holds '%zz'"),
             ("http://127.0.0.1:70000/callback", "names port 70000"),
         ] {
-            await #expect("\(configured)") {
-                try await client("github", settings: ClientSettings(clientID: "the-client", redirectURI: configured))
+            #expect("\(configured)") {
+                try client("github", settings: ClientSettings(clientID: "the-client", redirectURI: configured))
             } throws: { error in
                 guard case .unusableRedirectURI(_, let reason)? = error.authKitReason else { return false }
                 return reason.contains(expected) && reason.contains("AUTHKIT_GITHUB_REDIRECT_URI")
             }
         }
-        let fine = try await client(
+        let fine = try client(
             "github",
             settings: ClientSettings(clientID: "the-client", redirectURI: "http://127.0.0.1:8765/callback?x=%2F"))
         #expect(fine.defaultRedirectURI?.absoluteString == "http://127.0.0.1:8765/callback?x=%2F")
     }
 
     @Test func defaultScopesComeFromDescriptorThenSettings() async throws {
-        await #expect(try await parameters(client("qiita").startAuthorization().url)["scope"] == "read_qiita")
-        let configured = try await client("qiita", settings: ClientSettings(clientID: "c", scopes: ["write_qiita"]))
+        #expect(try await parameters(client("qiita").startAuthorization().url)["scope"] == "read_qiita")
+        let configured = try client("qiita", settings: ClientSettings(clientID: "c", scopes: ["write_qiita"]))
         #expect(try await parameters(configured.startAuthorization().url)["scope"] == "write_qiita")
     }
 
@@ -118,7 +118,7 @@ import Testing
     /// value must come back byte for byte through a form decoder.
     @Test func valuesSurviveAFormDecoder() async throws {
         let tricky = "a+b&c=d e/é☃?#%"
-        let (url, _) = await try client("github").startAuthorization(
+        let (url, _) = try await client("github").startAuthorization(
             redirectURI: URL(string: "http://127.0.0.1:1/cb"), scopes: ["x+y", "z&w"],
             additionalParameters: ["login_hint": tricky])
         let query = try #require(url.query(percentEncoded: true))
@@ -135,12 +135,12 @@ import Testing
     /// in `scope` they asked for bot scopes, which an app on a desktop
     /// redirect may not request, and `--scope` could not reach `user_scope`.
     @Test func slackUserScopesGoInUserScope() async throws {
-        let client = try await client("slack", settings: ClientSettings(clientID: "the-client"))
+        let client = try client("slack", settings: ClientSettings(clientID: "the-client"))
         let redirect = URL(string: "http://localhost:8765/callback")
         let standard = try await parameters(client.startAuthorization(redirectURI: redirect).url)
         #expect(standard["user_scope"] == "users:read" && standard["scope"] == nil, "\(standard)")
-        let asked = await try parameters(
-            await client.startAuthorization(redirectURI: redirect, scopes: ["chat:write", "users:read"]).url)
+        let asked = try await parameters(
+            client.startAuthorization(redirectURI: redirect, scopes: ["chat:write", "users:read"]).url)
         #expect(asked["user_scope"] == "chat:write,users:read" && asked["scope"] == nil, "\(asked)")
         await #expect(throws: AuthKitError.self) {
             try await client.startAuthorization(additionalParameters: ["user_scope": "x"])
@@ -299,7 +299,7 @@ import Testing
             }
         }
         // Settings made in code are held to the same rule.
-        let configured = try await client(
+        let configured = try client(
             "github", settings: ClientSettings(clientID: "c", scopes: ["read:user write"]))
         await #expect(throws: AuthKitError.misuse(.invalidScope("read:user write"))) {
             try await configured.startAuthorization()
@@ -309,7 +309,7 @@ import Testing
         // The scope is shown, its escape sequence as text: it is the caller's, maybe read from a file.
         #expect(!"\(AuthKitError.misuse(.invalidScope("a\u{1B}[2Jb")))".contains("\u{1B}"))
         // Every scope token passes, the unusual ones included.
-        let url = await try client("github").startAuthorization(scopes: [
+        let url = try await client("github").startAuthorization(scopes: [
             "a+b", "z&w", "https://x.example/s?q=1", "!#$",
         ]).url
         #expect(try parameters(url)["scope"] == "a+b z&w https://x.example/s?q=1 !#$")
@@ -413,7 +413,7 @@ import Testing
     }
 
     @Test func pendingAuthorizationRoundTripsThroughJSON() async throws {
-        let (_, pending) = await try client("github").startAuthorization()
+        let (_, pending) = try await client("github").startAuthorization()
         let decoded = try JSONDecoder().decode(PendingAuthorization.self, from: JSONEncoder().encode(pending))
         #expect(decoded.state == pending.state)
         #expect(decoded.codeVerifier == pending.codeVerifier)

@@ -117,7 +117,7 @@ import Testing
 
     /// The bundled git hosts, with the user names their documentation gives.
     @Test func theBundledGitHostsHaveTheirUserNames() throws {
-        let catalog = try ProviderCatalog(includeBundled: true, directories: [])
+        let catalog = ProviderCatalog(includeBundled: true, directories: [])
         for (id, origin, username) in [
             ("github", "https://github.com", "x-access-token"), ("gitlab", "https://gitlab.com", "oauth2"),
             ("bitbucket", "https://bitbucket.org", "x-token-auth"),

@@ -459,7 +459,7 @@ import Testing
                 return .json(#"{"error":"invalid_request","error_description":"\#(escaped)"}"#, status: 400)
             }
             let client = try client(server, auth: auth)
-            let pending = await try pending(for: client)
+            let pending = try await pending(for: client)
             let error = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(code: "the-authorization-code", pending: pending)
             }
@@ -486,7 +486,7 @@ import Testing
                     status: 400)
             }
             let client = try client(server, auth: .post)
-            let pending = await try pending(for: client)
+            let pending = try await pending(for: client)
             let error = await #expect(throws: AuthKitError.self) {
                 _ = try await client.exchange(code: "c", pending: pending)
             }

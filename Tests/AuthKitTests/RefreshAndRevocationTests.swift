@@ -254,7 +254,7 @@ import Testing
             #expect(
                 server.requests(to: "/api").map(\.bodyText) == ["x=1", "x=1"]
                     && server.requests(to: "/token").count == 1)
-            #expect(try await store.credential(for: live.key)?.accessToken == "new-access-1")
+            #expect(await store.credential(for: live.key)?.accessToken == "new-access-1")
 
             // Refused again after a refresh: once only, and the 401 comes back.
             server.route("POST", "/api") { _ in refused }
@@ -587,12 +587,12 @@ import Testing
         let busy = AuthKitError.store(path: "store", reason: .busy("another process holds it"))
         let store = UnreadableOnceStore(InMemoryCredentialStore([stored]), failure: busy)
         await #expect(throws: busy) { try await store.saveSignIn(signIn) }
-        #expect(try await store.inner.credential(for: stored.key)?.refreshToken == "r1")
+        #expect(await store.inner.credential(for: stored.key)?.refreshToken == "r1")
         let garbled = UnreadableOnceStore(
             InMemoryCredentialStore([stored]),
             failure: AuthKitError.store(path: "store", reason: .invalidContents("not JSON")))
         try await garbled.saveSignIn(signIn)
-        #expect(try await garbled.inner.credential(for: stored.key)?.accessToken == "second")
+        #expect(await garbled.inner.credential(for: stored.key)?.accessToken == "second")
     }
 
     /// A refresh answer's members replace the earlier ones; of those it
@@ -700,7 +700,7 @@ import Testing
 
     /// A store that cannot save: the refreshed credential is not handed out.
     @Test func aCredentialThatCouldNotBeSavedIsNotHandedOut() async throws {
-        try await withServer { server in
+        _ = try await withServer { server in
             try await expectLostRenewal(
                 on: server, through: ReadOnlyStore(expired), path: "read-only", detail: "cannot save ")
         }
@@ -904,7 +904,7 @@ import Testing
             #expect(!RefreshPolicy().isDue(refreshed, at: fixedNow))
             // Used through a credential source, it is not refreshed again.
             let store = InMemoryCredentialStore()
-            try await store.save(refreshed)
+            await store.save(refreshed)
             let source = CredentialSource(authenticator: client, store: store, key: refreshed.key)
             #expect(try await source.current(at: fixedNow).accessToken == "renewed")
             #expect(server.requests(to: "/token").count == 1)
@@ -976,7 +976,7 @@ import Testing
         source.optionalRefreshLimit = .seconds(300)
         // The call reads, then waits for the lock the sign-out holds.
         let signOut = try await holdingTheLock(of: working.key, in: store, for: .milliseconds(300)) {
-            _ = try await store.remove(working.key)
+            _ = await store.remove(working.key)
         }
         await #expect {
             _ = try await source.current(at: fixedNow)
@@ -1061,7 +1061,7 @@ import Testing
         let (source, store, due) = try expired(label: "due", transport: transport)
         await expectItsTimeout(source, "https://due.example/api", within: .seconds(1))
         #expect(transport.requested == ["/token"], "the request was sent past its deadline")
-        #expect(try await store.credential(for: due.key)?.accessToken == "renewed")
+        #expect(await store.credential(for: due.key)?.accessToken == "renewed")
     }
 
     /// A wait for the refresh lock that a `send`'s deadline cut short is
@@ -1119,7 +1119,7 @@ import Testing
         try await CredentialSource.finishRefreshesUnderWay(of: working.key) { _ in }
         #expect(transport.answered == 1)
         try await untilStored(in: store, working.key) { $0?.refreshToken == "refresh-2" }
-        #expect(try await store.credential(for: working.key)?.accessToken == "renewed")
+        #expect(await store.credential(for: working.key)?.accessToken == "renewed")
         #expect(transport.requested == ["/token"])
     }
 
@@ -1217,10 +1217,10 @@ import Testing
         in store: InMemoryCredentialStore, _ key: CredentialKey, _ condition: (Credential?) -> Bool
     ) async throws {
         let end = ContinuousClock.now.advanced(by: .seconds(30))
-        while !condition(try await store.credential(for: key)), ContinuousClock.now < end {
+        while !condition(await store.credential(for: key)), ContinuousClock.now < end {
             try await Task.sleep(for: .milliseconds(10))
         }
-        try #require(condition(try await store.credential(for: key)), "not stored within 30 s")
+        try #require(condition(await store.credential(for: key)), "not stored within 30 s")
     }
 
     /// After an optional refresh failed, the credential used is the one
@@ -1375,7 +1375,7 @@ import Testing
             let revoked = try await source.revoke()
             #expect(revoked.accessToken == "new-access")
             #expect(try server.requests(to: "/revoke").map { try formObject($0.bodyText)["token"] } == ["new-access"])
-            #expect(try await store.credential(for: expired.key) == nil)
+            #expect(await store.credential(for: expired.key) == nil)
 
             // The refresh refused: the revocation is tried with what is stored, and fails; nothing removed.
             refreshes.withLock { $0 = false }
@@ -1383,7 +1383,7 @@ import Testing
             await #expect(throws: AuthKitError.self) {
                 _ = try await CredentialSource(authenticator: client, store: kept, key: expired.key).revoke()
             }
-            #expect(try await kept.credential(for: expired.key)?.accessToken == "old-access")
+            #expect(await kept.credential(for: expired.key)?.accessToken == "old-access")
 
             // RFC 7009's own revocation (the refresh token first) needs no
             // live access token: nothing is refreshed for it.
@@ -1397,7 +1397,7 @@ import Testing
             #expect(rfc7009.revocation?.isRFC7009Revocation == true)
             let standard = try OAuth2Client(
                 descriptor: rfc7009, settings: ClientSettings(clientID: "c", clientSecret: "s"))
-            live.withLock { $0.insert("refresh-1") }
+            _ = live.withLock { $0.insert("refresh-1") }
             _ = try await CredentialSource(
                 authenticator: standard, store: InMemoryCredentialStore([expired]), key: expired.key
             ).revoke()
@@ -1538,11 +1538,11 @@ struct UnreadableOnceStore: CredentialStore {
             return !failed
         }
         if first { throw failure }
-        return try await inner.credential(for: key)
+        return await inner.credential(for: key)
     }
-    func allCredentials() async throws -> [Credential] { try await inner.allCredentials() }
-    func save(_ credential: Credential) async throws { try await inner.save(credential) }
-    func remove(_ key: CredentialKey) async throws -> Credential? { try await inner.remove(key) }
+    func allCredentials() async throws -> [Credential] { await inner.allCredentials() }
+    func save(_ credential: Credential) async throws { await inner.save(credential) }
+    func remove(_ key: CredentialKey) async throws -> Credential? { await inner.remove(key) }
 }
 
 /// Saves, then fails as a database whose commit failed after the body of

@@ -591,14 +591,14 @@ import Testing
             let credential = try await client.clientCredentials(
                 scopes: ["read"], additionalParameters: ["audience": "https://api.example"])
             let store = InMemoryCredentialStore()
-            try await store.save(credential)
+            await store.save(credential)
             let source = CredentialSource(authenticator: client, store: store, key: credential.key)
             let (response, _) = try await source.send(
                 HTTPRequest(method: .get, url: URL(string: server.baseURL + "/api")!))
             #expect(response.status == .ok)
             let forms = try server.requests(to: "/token").map { try formObject($0.bodyText) }
             #expect(forms.count == 2 && forms.allSatisfy { $0["audience"] == "https://api.example" }, "\(forms)")
-            #expect(try await store.credential(for: credential.key)?.accessToken == "m2")
+            #expect(await store.credential(for: credential.key)?.accessToken == "m2")
         }
     }
 
@@ -913,7 +913,7 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         func refusal(_ text: String) -> String? {
             let path = directory.appendingPathComponent("key-\(text.count)").path
-            FileManager.default.createFile(
+            _ = FileManager.default.createFile(
                 atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
             do {
                 _ = try ClientKey.load(path: path, providerID: "p")
@@ -955,7 +955,7 @@ import Testing
         for alg in ["PS256", nil] {
             let members = try #require(RSAJWK.members(pkcs1: der, alg: alg))
             let path = directory.appendingPathComponent("rsa-\(alg ?? "none").json").path
-            FileManager.default.createFile(
+            _ = FileManager.default.createFile(
                 atPath: path, contents: try JSONSerialization.data(withJSONObject: members),
                 attributes: [.posixPermissions: 0o600])
             let loaded = try ClientKey.load(path: path, providerID: "p")
@@ -1118,7 +1118,7 @@ import Testing
             // when the refresh's nonce had replaced it.
             #expect(
                 server.requests(to: "/api").map { $0.header("Authorization") ?? "" } == ["DPoP at1", "DPoP at2"])
-            #expect(try await store.credential(for: credential.key)?.accessToken == "at2")
+            #expect(await store.credential(for: credential.key)?.accessToken == "at2")
         }
     }
 

@@ -128,7 +128,7 @@ extension Emulator {
             guard case .pending = entry.value.status, entry.value.expiresAt > now else { return false }
             return entry.value.userCode.filter { $0 != "-" } == typed
         }
-        guard let (code, record) = match else {
+        guard let (code, _) = match else {
             return errorPage("That code is unknown, expired or already used.", step: "device")
         }
         let account = form["account"] ?? options.defaultAccount
