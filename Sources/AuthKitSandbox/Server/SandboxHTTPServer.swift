@@ -283,7 +283,10 @@ private final class SandboxRequestHandler: ChannelInboundHandler, @unchecked Sen
                 deadline = context.eventLoop.scheduleTask(
                     in: TimeAmount(server.refreshDelay) + TimeAmount(server.requestTimeout)
                 ) { channel.close(promise: nil) }
+                // Run on this loop: the handler and its context stay on it.
+                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
                 context.eventLoop.scheduleTask(in: TimeAmount(server.refreshDelay)) {
+                    let context = bound.value
                     guard context.channel.isActive else {
                         server.refused(
                             "\(head.method.rawValue) \(head.uri.prefix { $0 != "?" })", 499,
