@@ -161,7 +161,10 @@ final class RefreshCoordinator: @unchecked Sendable {
             // for the work and another for the task was one allocation more.
             // Started on this thread (SE-0472) where the runtime has it: a
             // task enqueued instead woke another thread, twice the library
-            // work of a refresh (the `refresh-library` benchmark row).
+            // work of a refresh (the `refresh-library` benchmark row). Swift
+            // 6.3.1 gives an immediate task an executor preference record
+            // even with none asked for, and each hop then takes its lock;
+            // still cheaper than the wake-up (docs/performance.md).
             let task: Task<Void, Never>
             #if compiler(>=6.2)
                 if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
