@@ -350,6 +350,57 @@ import Testing
         #expect(decoded == credential)
     }
 
+    /// Copies share their members until one changes (copy on write): a
+    /// change to a copy, in place or whole, never reaches the original.
+    @Test func aChangedCopyLeavesTheOriginalAsItWas() throws {
+        var original = credential
+        original.rawFields = ["id_token": .string("header.payload.signature"), "ext": .number(1)]
+        original.grantParameters = [["audience", "api"]]
+        let before = try JSONEncoder.credentials.encode(original)
+        var copy = original
+        #expect(copy == original && copy.hashValue == original.hashValue)
+        copy.rawFields["ext"] = .string("changed")
+        copy.scopes.append("extra")
+        copy.grantParameters?[0][1] = "other"
+        copy.endpointOrigins = ["https://elsewhere.example"]
+        copy.accessToken = "another-token"
+        copy.label = "" // normalized to the default account, as before
+        #expect(copy.label == nil)
+        #expect(copy != original)
+        #expect(try JSONEncoder.credentials.encode(original) == before)
+        #expect(original.rawFields["ext"] == .number(1) && original.grantParameters == [["audience", "api"]])
+        // Changed back member by member, the copy is equal again.
+        copy.rawFields = original.rawFields
+        copy.scopes = original.scopes
+        copy.grantParameters = original.grantParameters
+        copy.endpointOrigins = original.endpointOrigins
+        copy.accessToken = original.accessToken
+        copy.label = original.label
+        #expect(copy == original && copy.hashValue == original.hashValue)
+    }
+
+    /// Encoded as Swift's synthesized conformance wrote it: every member
+    /// that has a value under its name, no key for one that is `nil`.
+    @Test func encodesItsMembersAndNoKeyForAnAbsentOne() throws {
+        var full = credential
+        full.label = "work"
+        full.tokenSecret = "s"
+        full.endpointOrigins = ["https://p.example"]
+        full.refreshTokenExpiresAt = fixedNow
+        full.identity = Identity(issuer: "https://p.example", subject: "u1")
+        full.grantType = "client_credentials"
+        full.grantParameters = [["resource", "https://api.example"]]
+        full.account = "someone"
+        func keys(_ value: Credential) throws -> Set<String> {
+            let object = try JSONSerialization.jsonObject(with: JSONEncoder.credentials.encode(value))
+            return Set((object as? [String: Any] ?? [:]).keys)
+        }
+        #expect(try keys(full) == Credential.memberNames.subtracting(["dpopKey"]))
+        let bare = Credential(providerID: "p", accessToken: "a", obtainedAt: fixedNow)
+        #expect(
+            try keys(bare) == ["providerID", "kind", "accessToken", "tokenType", "scopes", "obtainedAt", "rawFields"])
+    }
+
     @Test func expiry() {
         #expect(credential.isExpired(at: fixedNow.addingTimeInterval(-30))) // within the 60 s margin
         #expect(!credential.isExpired(at: fixedNow.addingTimeInterval(-120)))

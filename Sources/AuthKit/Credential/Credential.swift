@@ -13,13 +13,31 @@
 /// `description` masks every secret, so printing or logging a credential by
 /// accident never leaks it; read ``accessToken`` explicitly when you mean to.
 public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible, CustomReflectable {
+    /// The members, in one box that copies share until one of them changes
+    /// (copy on write). A credential is copied often on its way through a
+    /// sign-in or a refresh (into the refresh's own task, to each caller
+    /// waiting on it, into the answers kept for a moment after), and with
+    /// its eighteen members side by side each copy moved 336 bytes and
+    /// retained every string, array and dictionary in it: thirty times a
+    /// refresh (docs/performance.md).
+    private var members: Members
+
     /// The descriptor id this credential belongs to (`qiita`, `twitter`).
-    public var providerID: String
+    public var providerID: String {
+        get { members.providerID }
+        set { ownMembers().providerID = newValue }
+    }
     /// A label distinguishing several accounts of one provider; `nil` is the
     /// default account, and so is an empty label (see ``CredentialKey/label``).
-    public var label: String? { didSet { label = CredentialKey.normalized(label) } }
+    public var label: String? {
+        get { members.label }
+        set { ownMembers().label = CredentialKey.normalized(newValue) }
+    }
     /// Which protocol issued it, and so how requests are authorized with it.
-    package var kind: ProtocolKind
+    package var kind: ProtocolKind {
+        get { members.kind }
+        set { ownMembers().kind = newValue }
+    }
     /// Whether OAuth 1.0a issued it: requests with it are signed with
     /// ``tokenSecret`` (RFC 5849 §3), not sent with a bearer token.
     public var isOAuth1: Bool {
@@ -27,21 +45,42 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible, 
         set { kind = newValue ? .oauth1 : .oauth2 }
     }
     /// The OAuth 2.0 access token, or the OAuth 1.0a `oauth_token`.
-    public var accessToken: String
+    public var accessToken: String {
+        get { members.accessToken }
+        set { ownMembers().accessToken = newValue }
+    }
     /// RFC 6749 §7.1 token type, e.g. `Bearer`. `OAuth` for OAuth 1.0a.
-    public var tokenType: String
+    public var tokenType: String {
+        get { members.tokenType }
+        set { ownMembers().tokenType = newValue }
+    }
     /// RFC 6749 §6 refresh token, when the provider issued one.
-    public var refreshToken: String?
+    public var refreshToken: String? {
+        get { members.refreshToken }
+        set { ownMembers().refreshToken = newValue }
+    }
     /// The OAuth 1.0a `oauth_token_secret` (RFC 5849 §2.3).
-    public var tokenSecret: String?
+    public var tokenSecret: String? {
+        get { members.tokenSecret }
+        set { ownMembers().tokenSecret = newValue }
+    }
     /// When the access token stops working, computed from `expires_in` and the
     /// time the response arrived (RFC 6749 §5.1); `nil` when unknown.
-    public var expiresAt: Date?
+    public var expiresAt: Date? {
+        get { members.expiresAt }
+        set { ownMembers().expiresAt = newValue }
+    }
     /// The scopes actually granted (RFC 6749 §5.1 `scope`), or those requested
     /// when the provider does not say.
-    public var scopes: [String]
+    public var scopes: [String] {
+        get { members.scopes }
+        _modify { yield &ownMembers().scopes }
+    }
     /// When AuthKit received it.
-    public var obtainedAt: Date
+    public var obtainedAt: Date {
+        get { members.obtainedAt }
+        set { ownMembers().obtainedAt = newValue }
+    }
     /// The members of the last token answer, including ones AuthKit does not
     /// interpret (RFC 6749 §5.1), within bounds: a member nested more than 8
     /// levels deep or larger than 64 KiB (but an `id_token`, kept whole) is
@@ -52,39 +91,63 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible, 
     /// token (`expires_in`, `scope`…) are kept, within the same bounds (who
     /// signed in does not change); a sign-in's follow-up exchange keeps
     /// every member of the first answer.
-    public var rawFields: [String: JSONValue]
+    public var rawFields: [String: JSONValue] {
+        get { members.rawFields }
+        _modify { yield &ownMembers().rawFields }
+    }
     /// The origins (`https://host[:port]`) of the provider's token, refresh
     /// and revocation endpoints when this credential was issued. Refresh and
     /// revocation send it to no other origin: a descriptor edited (or replaced
     /// by a file someone else placed) to point elsewhere gets no token.
     /// `nil` for a credential stored before AuthKit recorded them.
-    public var endpointOrigins: [String]?
+    public var endpointOrigins: [String]? {
+        get { members.endpointOrigins }
+        _modify { yield &ownMembers().endpointOrigins }
+    }
     /// When the refresh token stops working (from `refresh_token_expires_in`;
     /// GitHub's live six months): after it, the user must sign in again.
-    public var refreshTokenExpiresAt: Date?
+    public var refreshTokenExpiresAt: Date? {
+        get { members.refreshTokenExpiresAt }
+        set { ownMembers().refreshTokenExpiresAt = newValue }
+    }
     /// Who signed in, from the ID token AuthKit verified (OpenID Connect);
     /// `nil` when the sign-in asked for no identity or the provider offers none.
-    public var identity: Identity?
+    public var identity: Identity? {
+        get { members.identity }
+        set { ownMembers().identity = newValue }
+    }
     /// The key the tokens are bound to (DPoP, RFC 9449), when they are:
     /// every request with them carries a proof signed with it. Kept with
     /// the credential, so that any process that refreshes or uses it proves
     /// the same key; never printed.
-    package var proofKey: ProofKey?
+    package var proofKey: ProofKey? {
+        get { members.proofKey }
+        set { ownMembers().proofKey = newValue }
+    }
     /// The grant that issued the credential, recorded for one renewed by
     /// asking again rather than with a refresh token: `client_credentials`
     /// (RFC 6749 §4.4.3 issues no refresh token). `nil` for a sign-in.
-    package var grantType: String?
+    package var grantType: String? {
+        get { members.grantType }
+        set { ownMembers().grantType = newValue }
+    }
     /// The parameters a `client_credentials` request added beside its
     /// scope (an `audience`, a `resource` (RFC 8707)), sent again at each
     /// renewal: without them the server would issue a token for another
     /// audience, or none. Name and value pairs.
-    package var grantParameters: [[String]]?
+    package var grantParameters: [[String]]? {
+        get { members.grantParameters }
+        _modify { yield &ownMembers().grantParameters }
+    }
     /// The account the provider's "who am I" endpoint named when the
     /// credential was obtained (GitHub's `login`), for `authkit token list`
     /// and `token show` to say whose it is where no ID token names a user.
     /// What a provider answered, not verified as an ID token is; kept across
     /// refreshes (a refresh does not change whose the grant is).
-    package var account: String?
+    package var account: String? {
+        get { members.account }
+        set { ownMembers().account = newValue }
+    }
 
     public init(
         providerID: String,
@@ -102,20 +165,18 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible, 
         refreshTokenExpiresAt: Date? = nil,
         identity: Identity? = nil
     ) {
-        self.identity = identity
-        self.providerID = providerID
-        self.label = CredentialKey.normalized(label)
-        self.kind = isOAuth1 ? .oauth1 : .oauth2
-        self.accessToken = accessToken
-        self.tokenType = tokenType
-        self.refreshToken = refreshToken
-        self.tokenSecret = tokenSecret
-        self.expiresAt = expiresAt
-        self.scopes = scopes
-        self.obtainedAt = obtainedAt
-        self.rawFields = rawFields
-        self.endpointOrigins = endpointOrigins
-        self.refreshTokenExpiresAt = refreshTokenExpiresAt
+        members = Members(
+            providerID: providerID, label: CredentialKey.normalized(label), kind: isOAuth1 ? .oauth1 : .oauth2,
+            accessToken: accessToken, tokenType: tokenType, refreshToken: refreshToken, tokenSecret: tokenSecret,
+            expiresAt: expiresAt, scopes: scopes, obtainedAt: obtainedAt, rawFields: rawFields,
+            endpointOrigins: endpointOrigins, refreshTokenExpiresAt: refreshTokenExpiresAt, identity: identity)
+    }
+
+    /// The members for this credential alone, copied first if another
+    /// credential shares them: what every setter changes.
+    private mutating func ownMembers() -> Members {
+        if !isKnownUniquelyReferenced(&members) { members = Members(copying: members) }
+        return members
     }
 
     /// Decoded as encoded, but for an empty label (a library may have
@@ -177,6 +238,40 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible, 
         case proofKey = "dpopKey"
         case grantType, grantParameters
         case account
+    }
+
+    /// Encoded as the members were declared, an optional one left out when
+    /// `nil` (as Swift's synthesized conformance wrote them).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(providerID, forKey: .providerID)
+        try container.encodeIfPresent(label, forKey: .label)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(accessToken, forKey: .accessToken)
+        try container.encode(tokenType, forKey: .tokenType)
+        try container.encodeIfPresent(refreshToken, forKey: .refreshToken)
+        try container.encodeIfPresent(tokenSecret, forKey: .tokenSecret)
+        try container.encodeIfPresent(expiresAt, forKey: .expiresAt)
+        try container.encode(scopes, forKey: .scopes)
+        try container.encode(obtainedAt, forKey: .obtainedAt)
+        try container.encode(rawFields, forKey: .rawFields)
+        try container.encodeIfPresent(endpointOrigins, forKey: .endpointOrigins)
+        try container.encodeIfPresent(refreshTokenExpiresAt, forKey: .refreshTokenExpiresAt)
+        try container.encodeIfPresent(identity, forKey: .identity)
+        try container.encodeIfPresent(proofKey, forKey: .proofKey)
+        try container.encodeIfPresent(grantType, forKey: .grantType)
+        try container.encodeIfPresent(grantParameters, forKey: .grantParameters)
+        try container.encodeIfPresent(account, forKey: .account)
+    }
+
+    /// Every member compared, as Swift's synthesized conformance did; two
+    /// copies sharing their members are equal without a look at them.
+    public static func == (lhs: Credential, rhs: Credential) -> Bool {
+        lhs.members === rhs.members || lhs.members.sameValues(as: rhs.members)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        members.hash(into: &hasher)
     }
 
     /// The member names of a stored credential this version reads and
@@ -290,6 +385,100 @@ public struct Credential: Codable, Sendable, Hashable, CustomStringConvertible, 
             return "••••"
         }
         return "••••" + String(String.UnicodeScalarView(tail))
+    }
+}
+
+extension Credential {
+    /// ``Credential``'s members, shared by copies until one changes
+    /// (``Credential/ownMembers()``). Unchecked `Sendable`: a box is changed
+    /// only by the one credential that holds it alone, so no two threads
+    /// ever reach one that changes.
+    private final class Members: @unchecked Sendable {
+        var providerID: String
+        var label: String?
+        var kind: ProtocolKind
+        var accessToken: String
+        var tokenType: String
+        var refreshToken: String?
+        var tokenSecret: String?
+        var expiresAt: Date?
+        var scopes: [String]
+        var obtainedAt: Date
+        var rawFields: [String: JSONValue]
+        var endpointOrigins: [String]?
+        var refreshTokenExpiresAt: Date?
+        var identity: Identity?
+        var proofKey: ProofKey?
+        var grantType: String?
+        var grantParameters: [[String]]?
+        var account: String?
+
+        init(
+            providerID: String, label: String?, kind: ProtocolKind, accessToken: String, tokenType: String,
+            refreshToken: String?, tokenSecret: String?, expiresAt: Date?, scopes: [String], obtainedAt: Date,
+            rawFields: [String: JSONValue], endpointOrigins: [String]?, refreshTokenExpiresAt: Date?,
+            identity: Identity?
+        ) {
+            self.providerID = providerID
+            self.label = label
+            self.kind = kind
+            self.accessToken = accessToken
+            self.tokenType = tokenType
+            self.refreshToken = refreshToken
+            self.tokenSecret = tokenSecret
+            self.expiresAt = expiresAt
+            self.scopes = scopes
+            self.obtainedAt = obtainedAt
+            self.rawFields = rawFields
+            self.endpointOrigins = endpointOrigins
+            self.refreshTokenExpiresAt = refreshTokenExpiresAt
+            self.identity = identity
+        }
+
+        convenience init(copying other: Members) {
+            self.init(
+                providerID: other.providerID, label: other.label, kind: other.kind, accessToken: other.accessToken,
+                tokenType: other.tokenType, refreshToken: other.refreshToken, tokenSecret: other.tokenSecret,
+                expiresAt: other.expiresAt, scopes: other.scopes, obtainedAt: other.obtainedAt,
+                rawFields: other.rawFields, endpointOrigins: other.endpointOrigins,
+                refreshTokenExpiresAt: other.refreshTokenExpiresAt, identity: other.identity)
+            proofKey = other.proofKey
+            grantType = other.grantType
+            grantParameters = other.grantParameters
+            account = other.account
+        }
+
+        func sameValues(as other: Members) -> Bool {
+            providerID == other.providerID && label == other.label && kind == other.kind
+                && accessToken == other.accessToken && tokenType == other.tokenType
+                && refreshToken == other.refreshToken && tokenSecret == other.tokenSecret
+                && expiresAt == other.expiresAt && scopes == other.scopes && obtainedAt == other.obtainedAt
+                && rawFields == other.rawFields && endpointOrigins == other.endpointOrigins
+                && refreshTokenExpiresAt == other.refreshTokenExpiresAt && identity == other.identity
+                && proofKey == other.proofKey && grantType == other.grantType
+                && grantParameters == other.grantParameters && account == other.account
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(providerID)
+            hasher.combine(label)
+            hasher.combine(kind)
+            hasher.combine(accessToken)
+            hasher.combine(tokenType)
+            hasher.combine(refreshToken)
+            hasher.combine(tokenSecret)
+            hasher.combine(expiresAt)
+            hasher.combine(scopes)
+            hasher.combine(obtainedAt)
+            hasher.combine(rawFields)
+            hasher.combine(endpointOrigins)
+            hasher.combine(refreshTokenExpiresAt)
+            hasher.combine(identity)
+            hasher.combine(proofKey)
+            hasher.combine(grantType)
+            hasher.combine(grantParameters)
+            hasher.combine(account)
+        }
     }
 }
 

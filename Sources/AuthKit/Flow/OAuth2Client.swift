@@ -477,7 +477,7 @@ public struct OAuth2Client: Authenticator {
     package static func bearerAuthorized(
         _ request: HTTPRequest, with credential: Credential, descriptor: ProviderDescriptor
     ) throws -> HTTPRequest {
-        try checkCredential(credential, descriptor: descriptor)
+        try checkCredential(credential, providerID: descriptor.id)
         // RFC 6750 §5.3: a bearer token travels only over TLS (or to this
         // machine); a header made for plain http would send it in the clear.
         // https needs no URL built (swift-http-types rebuilds it at each read).
@@ -625,16 +625,17 @@ public struct OAuth2Client: Authenticator {
     }
 
     func checkCredential(_ credential: Credential) throws {
-        try Self.checkCredential(credential, descriptor: descriptor)
+        // The id alone: `descriptor` hands out a copy of the whole
+        // descriptor (1,128 bytes, a retain for each of its members).
+        try Self.checkCredential(credential, providerID: client.descriptor.id)
     }
 
-    private static func checkCredential(_ credential: Credential, descriptor: ProviderDescriptor) throws {
+    private static func checkCredential(_ credential: Credential, providerID: String) throws {
         guard credential.kind == .oauth2 else {
             throw AuthKitError.misuse(.credentialOfAnotherProtocol(credential: credential.key, protocol: .oauth2))
         }
-        guard credential.providerID == descriptor.id else {
-            throw AuthKitError.misuse(
-                .credentialOfAnotherProvider(credential: credential.key, providerID: descriptor.id))
+        guard credential.providerID == providerID else {
+            throw AuthKitError.misuse(.credentialOfAnotherProvider(credential: credential.key, providerID: providerID))
         }
     }
 
