@@ -113,3 +113,33 @@ import Testing
         }
     }
 }
+
+/// ``ExactText/same(_:_:)``: the bytes, all of them, and nothing else.
+@Suite struct ExactTextTests {
+    @Test(arguments: [
+        ("", "", true),
+        ("https://issuer.example", "https://issuer.example", true),
+        ("https://issuer.example", "https://issuer.exampl", false),
+        ("https://issuer.example/a", "https://issuer.example/b", false), // the last byte alone differs
+        ("xhttps://issuer.example", "yhttps://issuer.example", false), // the first byte alone differs
+        ("…/\u{212A}", "…/K", false), // KELVIN SIGN: canonically equivalent to K, other bytes
+        ("caf\u{E9}", "cafe\u{301}", false), // é precomposed and decomposed
+        ("", "a", false),
+    ])
+    func comparesUTF8CodeUnits(a: String, b: String, same: Bool) {
+        #expect(ExactText.same(a, b) == same)
+        #expect(ExactText.same(b, a) == same)
+    }
+
+    /// Past the first bytes: a kilobyte that differs in its last byte
+    /// alone, and copies made from a slice of it.
+    @Test func longStringsAndCopiesCompareByAllTheirBytes() {
+        let long = String(repeating: "0123456789abcdef", count: 64)
+        var other = long
+        other.removeLast()
+        other.append("g")
+        #expect(!ExactText.same(long, other))
+        #expect(ExactText.same(long, String(long.dropFirst(0))))
+        #expect(ExactText.same(String(Substring(long)[...]), long))
+    }
+}
