@@ -199,7 +199,7 @@ public final class WebSignIn: Sendable {
         for (name, value) in [
             ("configuration.sessionCookie", configuration.sessionCookie),
             ("configuration.bindingCookie", configuration.bindingCookie),
-        ] where value.isEmpty || !value.utf8.allSatisfy({ isBase64URL($0) || $0 == UInt8(ascii: ".") }) {
+        ] where value.isEmpty || !value.allUTF8({ isBase64URL($0) || $0 == UInt8(ascii: ".") }) {
             return (name, "\"\(value)\" is not a cookie name: give letters, digits and - _ .")
         }
         if configuration.sessionCookie == configuration.bindingCookie {
@@ -257,7 +257,7 @@ public final class WebSignIn: Sendable {
     /// at most 200 bytes: one that the browser reaches as it is written.
     static func isPath(_ text: String) -> Bool {
         let segments = text.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        let pathCharacters = text.utf8.allSatisfy {
+        let pathCharacters = text.allUTF8 {
             isBase64URL($0) || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "~")
         }
         return text.hasPrefix("/") && text.utf8.count <= 200 && pathCharacters
@@ -354,7 +354,7 @@ public final class WebSignIn: Sendable {
         // more than planting it just before the callback would; what keeps
         // others from setting it is the `__Host-` prefix on https (a plain
         // http origin, loopback, has none: docs/web.md).
-        let reusable = bindingCookie.flatMap { $0.utf8.count == 43 && $0.utf8.allSatisfy(Self.isBase64URL) ? $0 : nil }
+        let reusable = bindingCookie.flatMap { $0.utf8.count == 43 && $0.allUTF8(Self.isBase64URL) ? $0 : nil }
         let binding = reusable ?? SecureRandom.token()
         let lifetime = configuration.attemptLifetime
         let attempt = SignInAttempt(

@@ -143,3 +143,29 @@ import Testing
         #expect(ExactText.same(String(Substring(long)[...]), long))
     }
 }
+
+/// `allUTF8`: every code unit tested, from a string's storage or a slice's.
+@Suite struct AllUTF8Tests {
+    let visible: (UInt8) -> Bool = { (0x21...0x7E).contains($0) }
+
+    @Test func everyCodeUnitIsTested() {
+        #expect("".allUTF8(visible))
+        #expect("abc-_.~".allUTF8(visible))
+        #expect(!"abc\n".allUTF8(visible)) // the last alone fails
+        #expect(!"\u{7F}abc".allUTF8(visible)) // the first alone fails
+        #expect(!"caf\u{E9}".allUTF8(visible)) // both bytes of é are tested, neither is ASCII
+        var seen: [UInt8] = []
+        _ = "a\u{E9}".allUTF8 { byte in
+            seen.append(byte)
+            return true
+        }
+        #expect(seen == [0x61, 0xC3, 0xA9])
+    }
+
+    @Test func aSliceIsTestedWithinItsBounds() {
+        let text = "\nvisible\n"
+        let inner = text.dropFirst().dropLast()
+        #expect(inner.allUTF8(visible))
+        #expect(!text.dropFirst().allUTF8(visible))
+    }
+}

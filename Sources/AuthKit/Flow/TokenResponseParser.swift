@@ -274,7 +274,7 @@ package struct TokenResponseParser: Sendable {
     /// only the characters of a URI (RFC 3986 §2), and not too long to show.
     static func isTokenType(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.count <= 256
-            && text.utf8.allSatisfy { byte in
+            && text.allUTF8 { byte in
                 switch byte {
                 case UInt8(ascii: "\""), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "\\"), UInt8(ascii: "^"),
                     UInt8(ascii: "`"), UInt8(ascii: "{"), UInt8(ascii: "|"), UInt8(ascii: "}"):
@@ -295,14 +295,14 @@ package struct TokenResponseParser: Sendable {
     /// sign-in and again whenever a credential is sent (``OAuth2Client``).
     package static func isSendableAsBearer(_ token: String) -> Bool {
         !token.isEmpty
-            && token.utf8.allSatisfy {
+            && token.allUTF8 {
                 (0x21...0x7E).contains($0) && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: ",")
                     && $0 != UInt8(ascii: "\\")
             }
     }
 
     private func checkHeaderSafe(_ token: String, at path: FieldPath, rule: String) throws {
-        guard token.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+        guard token.allUTF8({ (0x20...0x7E).contains($0) }) else {
             throw AuthKitError.invalidResponse(
                 step: step,
                 reason: .init(
@@ -418,7 +418,7 @@ package struct TokenResponseParser: Sendable {
     /// which no server means as a number of seconds.
     package static func decimal(_ text: String) -> Double? {
         guard let first = text.utf8.first, first != UInt8(ascii: "e"), first != UInt8(ascii: "E"),
-            text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "+-.eE".utf8.contains($0) })
+            text.allUTF8({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "+-.eE".utf8.contains($0) })
         else { return nil }
         return Double(text)
     }

@@ -2,7 +2,7 @@
 /// `application/json` for `Application/JSON; charset=utf-8` (RFC 9110 §8.3.1).
 package func mediaType(ofContentType value: String) -> String {
     // Most values say plainly `application/json`: nothing to cut or fold.
-    if value.utf8.allSatisfy({
+    if value.allUTF8({
         $0 > 0x20 && $0 != UInt8(ascii: ";") && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
     }) {
         return value

@@ -42,7 +42,7 @@ extension HTTPFields {
                 // and empty list elements are nothing (§5.6.1).
                 let element = value[start..<end].slicedTrimmingSpaces()
                 if !element.isEmpty {
-                    guard element.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                    guard element.allUTF8({ $0 >= 0x30 && $0 <= 0x39 }) else {
                         numeric = false
                         break
                     }
