@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 //
 // AuthKit — an OAuth 2.0 authorization-code toolkit with an OAuth 1.0a path.
 //

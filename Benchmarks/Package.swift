@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 //
 // AuthKit's side of Benchmarks/run-benchmarks, apart from the root package so
 // that a plain `swift build` of AuthKit compiles only what users depend on

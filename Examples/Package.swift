@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 //
 // The example programs README.md and docs/library.md show, verbatim
 // (ReadmeTests holds the documents to these files). A package of their own,

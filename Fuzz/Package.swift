@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.2
 //
 // The libFuzzer harnesses (Harnesses/), one program that takes the harness's
 // name as its first argument. A package of its own so that a plain build of

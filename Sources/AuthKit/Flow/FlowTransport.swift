@@ -32,7 +32,9 @@ package struct FlowTransport: Sendable {
     /// Sends a token-endpoint style request and reads the whole answer under
     /// `policy` (by default: no redirects, 1 MiB, 30 s).
     /// A cancelled task ends with ``AuthKitError/Code/cancelled``, as every AuthKit call does.
-    package func send(_ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy = .tokenEndpoint) async throws
+    nonisolated(nonsending) package func send(
+        _ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy = .tokenEndpoint
+    ) async throws
         -> IncomingResponse
     {
         do {
@@ -66,7 +68,7 @@ package struct FlowTransport: Sendable {
     /// `collecting`: the caller reads each body whole (``OpenedResponse/collect()``),
     /// which the transport may then hold instead of streaming
     /// (``ParsedURLHTTPClient/send(_:url:body:collectingAtMost:)``).
-    package func open(
+    nonisolated(nonsending) package func open(
         _ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy,
         authorize: (@Sendable (OutgoingRequest) async throws -> OutgoingRequest)? = nil, collecting: Bool = false
     ) async throws -> OpenedResponse {
@@ -206,7 +208,9 @@ package struct FlowTransport: Sendable {
     /// and a descriptor may put a token in an endpoint's path (Qiita revokes
     /// at `/access_tokens/{access_token}`): "The request to …/access_tokens/
     /// <token> failed" reached the terminal when the network was down.
-    static func speakingOf<Result>(_ display: String, _ body: () async throws -> Result) async throws -> Result {
+    nonisolated(nonsending) static func speakingOf<Result>(
+        _ display: String, _ body: nonisolated(nonsending) () async throws -> Result
+    ) async throws -> Result {
         do {
             return try await body()
         } catch let error as AuthKitError {
@@ -295,10 +299,10 @@ package struct OpenedResponse: Sendable {
 
     /// Passes each chunk to `consume` as it arrives, and stops the transfer with
     /// ``AuthKitError/Code/responseTooLarge`` once more than the cap has arrived.
-    package func forEachChunk(_ consume: (Data) throws -> Void) async throws {
+    nonisolated(nonsending) package func forEachChunk(_ consume: (Data) throws -> Void) async throws {
         var total = 0
         var chunks = body.makeAsyncIterator()
-        while let chunk = try await FlowTransport.speakingOf(display, { try await chunks.next() }) {
+        while let chunk = try await FlowTransport.speakingOf(display, { try await chunks.nextChunk() }) {
             total += chunk.count
             guard total <= maximumBodySize else {
                 body.cancel()
@@ -358,7 +362,7 @@ package struct OpenedResponse: Sendable {
     }
 
     /// The whole body, refused past the cap.
-    package func collect() async throws -> Data {
+    nonisolated(nonsending) package func collect() async throws -> Data {
         // A body that comes in one chunk (a token answer, nearly always) is
         // that chunk, not a copy of it.
         var data: Data?

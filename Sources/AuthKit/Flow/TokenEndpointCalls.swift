@@ -351,7 +351,9 @@ final class TokenEndpointCalls: Sendable {
     /// and sent as Bearer from then on. A public client's refresh token is
     /// bound to the key it lost; the provider refuses the new one, and the
     /// user signs in again.
-    func refreshAtTokenEndpoint(_ credential: Credential, refreshToken: String) async throws -> Credential {
+    nonisolated(nonsending) func refreshAtTokenEndpoint(_ credential: Credential, refreshToken: String) async throws
+        -> Credential
+    {
         let proofKey =
             credential.proofKey
             ?? (credential.tokenType.lowercased() == "dpop" || descriptor.dpop == .on ? ProofKey() : nil)
@@ -374,7 +376,7 @@ final class TokenEndpointCalls: Sendable {
     /// extra parameters, so that it is renewed by asking again (§4.4.3
     /// issues no refresh token) for the same audience; a renewal (`previous`)
     /// keeps where the credential was issued, checked as a refresh is.
-    func clientCredentials(
+    nonisolated(nonsending) func clientCredentials(
         scopes: [String], parameters extra: [(String, String)], label: String?, previous: Credential?
     )
         async throws -> Credential
@@ -407,7 +409,9 @@ final class TokenEndpointCalls: Sendable {
     }
 
     /// Runs a follow-up or refresh ``RequestTemplate`` and merges its answer into `previous`.
-    func run(_ template: RequestTemplate, step: FlowStep, for previous: Credential) async throws -> Credential {
+    nonisolated(nonsending) func run(_ template: RequestTemplate, step: FlowStep, for previous: Credential) async throws
+        -> Credential
+    {
         let request = try await makeRequest(template, for: previous)
         try checkOrigin(of: request, for: previous)
         let parser = TokenResponseParser(
@@ -572,7 +576,7 @@ final class TokenEndpointCalls: Sendable {
 
     // MARK: - Building requests
 
-    func callTokenEndpoint(
+    nonisolated(nonsending) func callTokenEndpoint(
         _ parameters: [(String, String)], secrets: [String], step: FlowStep, previous: Credential?,
         requestedScopes: [String], label: String?, proofKey: ProofKey?, sending stored: Credential? = nil
     ) async throws -> Credential {
@@ -614,8 +618,8 @@ final class TokenEndpointCalls: Sendable {
     /// that refusal, not the process's latest: another request's answer
     /// from the same origin could have replaced it meanwhile, and the retry,
     /// refused again, ended the sign-in.
-    func sendToAuthorizationServer(
-        step: FlowStep, proofKey: ProofKey?, build: @Sendable () async throws -> OutgoingRequest
+    nonisolated(nonsending) func sendToAuthorizationServer(
+        step: FlowStep, proofKey: ProofKey?, build: nonisolated(nonsending) @Sendable () async throws -> OutgoingRequest
     ) async throws -> IncomingResponse {
         var given: String?
         while true {
@@ -670,7 +674,9 @@ final class TokenEndpointCalls: Sendable {
         }
     }
 
-    private func makeRequest(_ template: RequestTemplate, for credential: Credential) async throws -> OutgoingRequest {
+    nonisolated(nonsending) private func makeRequest(_ template: RequestTemplate, for credential: Credential)
+        async throws -> OutgoingRequest
+    {
         let variables = variables(for: credential)
         let parameters = try template.orderedParameters.map { name, value in
             (name, try variables.render(value, inURL: false, field: "parameter \(name)"))
@@ -718,7 +724,7 @@ final class TokenEndpointCalls: Sendable {
     /// `encoding`, client authentication applied (RFC 6749 §2.3.1 for `basic`:
     /// id and secret are form-urlencoded *before* base64), `Accept:
     /// application/json` unless the descriptor's headers say otherwise.
-    func makeRequest(
+    nonisolated(nonsending) func makeRequest(
         method: HTTPRequest.Method, url: String, target parsed: RequestTarget? = nil, displayURL: String,
         encoding: BodyEncoding, parameters: [(String, String)],
         headers: [String: String], clientAuthentication: ClientAuthentication?, credential: Credential?,

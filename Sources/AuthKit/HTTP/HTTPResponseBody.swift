@@ -63,14 +63,20 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
 
         var state: State
 
-        public mutating func next() async throws -> Data? {
+        public mutating func next() async throws -> Data? { try await nextChunk() }
+
+        /// ``next()`` where its caller runs: AuthKit's own readers of a
+        /// body (a token answer read whole) are already where it is read,
+        /// and each hop there and back took the task's status lock (about
+        /// one in twelve samples of a refresh; docs/performance.md).
+        nonisolated(nonsending) package mutating func nextChunk() async throws -> Data? {
             switch state {
             case .complete(let data):
                 state = .complete(nil)
                 return data
             case .stream(var base, let watch):
                 do {
-                    let chunk = try await base.next()
+                    let chunk = try await base.next(isolation: #isolation)
                     state = .stream(base, watch)
                     // A stream's iterator ends quietly when its task is
                     // cancelled: a body cut short there is an error, not the

@@ -83,10 +83,10 @@ package enum DeadlineStop: Sendable, Equatable {
 /// the operation; the call returns when the operation has ended (every
 /// AuthKit transport ends promptly once cancelled), with
 /// ``AuthKitError/Code/cancelled``.
-package func withDeadline<Result: Sendable>(
+nonisolated(nonsending) package func withDeadline<Result: Sendable>(
     _ duration: Duration, allowed: Duration? = nil, display: String,
     stoppedBy stop: DeadlineStop = .cancellingItsTask,
-    _ operation: @escaping @Sendable () async throws -> Result
+    _ operation: nonisolated(nonsending) @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
     // Passed already (what was left of a request's time went to a refresh):
     // nothing is started, not even for the watchdog's next tick.
@@ -131,15 +131,11 @@ package func withDeadline<Result: Sendable>(
             try await DeadlineScope.$current.withValue(nil) { try await operation() }
         }
         let task: Task<Result, any Error>
-        #if compiler(>=6.2)
-            if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
-                task = Task.immediate { try await scoped() }
-            } else {
-                task = Task { try await scoped() }
-            }
-        #else
-            task = Task { try await scoped() } // Task.immediate arrived with Swift 6.2
-        #endif
+        if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+            task = Task.immediate { try await scoped() }
+        } else {
+            task = Task { try await scoped() }
+        }
         registration = DeadlineWatchdog.shared.register(deadline) { task.cancel() }
         // Hidden from the task (above), an enclosing scope's deadline cancels it instead.
         DeadlineScope.current?.onExpiry { task.cancel() }
