@@ -38,6 +38,35 @@ import Testing
         #expect(Set(large).count > 200)
     }
 
+    /// A child of fork(2) starts with an empty pool: it draws its own bytes
+    /// from the kernel, never the ones its parent hands out next (state
+    /// and PKCE verifiers come from the pool: two processes with one
+    /// verifier would be two sign-ins one code could serve).
+    @Test func aForkedChildDoesNotHandOutItsParentsBytes() throws {
+        _ = SecureRandom.token()  // the pool is full now, its next bytes known to both after a fork
+        var pipeEnds: [Int32] = [0, 0]
+        #expect(pipe(&pipeEnds) == 0)
+        let child = fork()
+        if child == 0 {
+            var bytes = [UInt8](repeating: 0, count: 32)
+            bytes.withUnsafeMutableBytes { SecureRandom.fillFromPool($0) }
+            _ = bytes.withUnsafeBytes { write(pipeEnds[1], $0.baseAddress, 32) }
+            _exit(0)
+        }
+        #expect(child > 0)
+        close(pipeEnds[1])
+        var parent = [UInt8](repeating: 0, count: 32)
+        parent.withUnsafeMutableBytes { SecureRandom.fillFromPool($0) }
+        var childs = [UInt8](repeating: 0, count: 32)
+        let read = childs.withUnsafeMutableBytes { Foundation.read(pipeEnds[0], $0.baseAddress, 32) }
+        close(pipeEnds[0])
+        var status: Int32 = 0
+        waitpid(child, &status, 0)
+        #expect(read == 32)
+        #expect(childs != parent)
+        #expect(childs != [UInt8](repeating: 0, count: 32))
+    }
+
     @Test func randomBytesAreNotAllTheSame() {
         let draws = Set((0..<100).map { _ in SecureRandom.bytes(16) })
         #expect(draws.count == 100)

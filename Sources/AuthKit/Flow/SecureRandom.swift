@@ -17,11 +17,13 @@
 /// Cryptographically secure random bytes from the operating system's CSPRNG.
 ///
 /// `state` and PKCE verifiers must be unguessable (RFC 6749 §10.10, RFC 7636
-/// §7.1). The bytes come from the kernel in one call per value — `getrandom(2)`
-/// on Linux, `arc4random_buf(3)` on Apple platforms — the same source
-/// swift-crypto's `SymmetricKey(size:)` draws from, but that one asks for 8
-/// bytes per system call (four calls for a 32-byte state). Nothing is derived
-/// or mixed here: the bytes are the kernel's.
+/// §7.1). The bytes come from the kernel — `getrandom(2)` on Linux,
+/// `arc4random_buf(3)` on Apple platforms — the same source swift-crypto's
+/// `SymmetricKey(size:)` draws from, but that one asks for 8 bytes per system
+/// call (four calls for a 32-byte state). Nothing is derived or mixed here:
+/// the bytes are the kernel's, drawn 4 KiB at a time into a pool
+/// (``fillFromPool(_:)``) for the short values (``token()``), directly for
+/// anything longer than a kilobyte.
 package enum SecureRandom {
     /// `count` random bytes.
     package static func bytes(_ count: Int) -> [UInt8] {
@@ -62,9 +64,13 @@ package enum SecureRandom {
     }
 
     /// 32 random bytes as base64url without padding: 43 characters, 256 bits.
+    ///
+    /// From the pool: a code exchange draws two (its `state` and its PKCE
+    /// verifier), and each was a `getrandom` call of its own, a seventieth
+    /// of the client's CPU at 16 exchanges at once (docs/performance.md).
     package static func token() -> String {
         withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { buffer in
-            fill(buffer)
+            fillFromPool(buffer)
             return Base64URL.encode(UnsafeRawBufferPointer(buffer))
         }
     }
