@@ -276,6 +276,35 @@
             #expect(CurlWorkers.threadName == "authkit.curl")
         }
 
+        /// A transfer handed over at once after the last one (while its
+        /// worker still looks for the next: ``CurlWorkers/spinBudget``) and
+        /// one handed over well after (its worker asleep) both run, on the
+        /// one worker's thread: neither hand-over is lost or needs a second
+        /// thread.
+        @Test func aTransferRightAfterAnotherAndOneLaterRunOnTheSameWorker() async throws {
+            try CurlHTTPClient.loadLibrary(display: "test")
+            let pool = ClosingPool(keptIdle: 1)
+            // The thread the transfer ran on, or "lost" when it has not
+            // reported within 10 s (a hand-over that never woke its worker).
+            @Sendable func transferRecordingItsThread() async -> String {
+                await withCheckedContinuation { (done: CheckedContinuation<String, Never>) in
+                    let once = ResumedOnce(done)
+                    pool.workers.run(origin: "http://127.0.0.1:1") { _ in
+                        let link =
+                            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? "?"
+                        return { once.resume(link) }
+                    }
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 10) { once.resume("lost") }
+                }
+            }
+            let first = await transferRecordingItsThread()
+            let rightAfter = await transferRecordingItsThread()
+            try await Task.sleep(for: .milliseconds(50)) // a thousand times the budget: the worker sleeps
+            let later = await transferRecordingItsThread()
+            #expect(first != "?" && rightAfter == first && later == first, "\(first), \(rightAfter), \(later)")
+            #expect(pool.workers.idleCount == 1)
+        }
+
         /// A process at its limit of threads: `pthread_create` fails with
         /// EAGAIN, and the request fails saying so, naming the endpoint.
         @Test func aTransferWithNoThreadSaysSo() async throws {
@@ -340,6 +369,20 @@
         let workers: CurlWorkers
         init(keptIdle: Int) { workers = CurlWorkers(keptIdle: keptIdle) }
         deinit { workers.close() }
+    }
+
+    /// A continuation resumed by the first of its callers; the others are ignored.
+    final class ResumedOnce: @unchecked Sendable {
+        private let lock = NSLock()
+        private var continuation: CheckedContinuation<String, Never>?
+        init(_ continuation: CheckedContinuation<String, Never>) { self.continuation = continuation }
+        func resume(_ value: String) {
+            let waiting = lock.withLock { () -> CheckedContinuation<String, Never>? in
+                defer { continuation = nil }
+                return continuation
+            }
+            waiting?.resume(returning: value)
+        }
     }
 
     /// Thread ids (as `/proc/self/task` lists them), each recorded by the thread itself.
