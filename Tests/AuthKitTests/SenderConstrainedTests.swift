@@ -156,6 +156,27 @@ import Testing
                 == "https://api.example/v1/items")
     }
 
+    /// `htu` is written on the URL's bytes; the same steps on characters
+    /// (kept for a URL whose text is not ASCII) give the same answer for
+    /// every URL built from these parts.
+    @Test func theTargetURIOnBytesAgreesWithItOnCharacters() {
+        var checked = 0
+        for scheme in ["https", "HTTP", "hTTps", "wss"] {
+            for authority in ["api.example", "API.Example:443", "h:80", "u:p@H:8443", "[::1]:443", "a@b@c", "h:"] {
+                for path in ["", "/", "/V1/a%3Fb", "/a@b:443"] {
+                    for tail in ["", "?q=1", "#f", "?a#b", "?"] {
+                        let text = "\(scheme)://\(authority)\(path)\(tail)"
+                        guard let url = URL(string: text) else { continue }
+                        #expect(DPoPProof.targetURI(url) == DPoPProof.targetURI(ofText: url.absoluteString), "\(text)")
+                        checked += 1
+                    }
+                }
+            }
+        }
+        #expect(checked > 400)
+        #expect(DPoPProof.targetURI(ofText: "https://Bücher.example:443/ä?x") == "https://bücher.example/ä")
+    }
+
     @Test func theKeyIsStoredAsAJWKAndItsThumbprintIsRFC7638s() throws {
         let key = ProofKey()
         let data = try JSONEncoder().encode(key)

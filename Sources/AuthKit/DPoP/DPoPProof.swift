@@ -55,20 +55,57 @@ package enum DPoPProof {
     /// result, a tenth of a proof's cost beside its signature.
     package static func targetURI(_ url: URL) -> String {
         let text = url.absoluteString
+        // On the text's bytes: the string operations (a substring search,
+        // Unicode case mapping) were a twentieth of a DPoP request. A URL's
+        // text is ASCII (its host in punycode, the rest percent-encoded);
+        // anything else takes the same steps on characters.
+        guard text.allUTF8({ $0 < 0x80 }) else { return targetURI(ofText: text) }
+        let bytes = Array(text.utf8)
+        let end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
+        guard
+            let colon = bytes[..<end].indices.first(where: { i in
+                i + 2 < end && bytes[i] == UInt8(ascii: ":") && bytes[i + 1] == UInt8(ascii: "/")
+                    && bytes[i + 2] == UInt8(ascii: "/")
+            })
+        else { return String(decoding: bytes[..<end], as: UTF8.self) }
+        func lowered(_ byte: UInt8) -> UInt8 {
+            byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+        }
+        var uri = bytes[..<colon].map(lowered)
+        let scheme = String(decoding: uri, as: UTF8.self)
+        uri += "://".utf8
+        let restStart = colon + 3
+        let pathStart = bytes[restStart..<end].firstIndex(of: UInt8(ascii: "/")) ?? end
+        // No user name or password: a server cannot rebuild them from the
+        // request, and a password would travel in every proof.
+        let hostStart = bytes[restStart..<pathStart].lastIndex(of: UInt8(ascii: "@")).map { $0 + 1 } ?? restStart
+        var host = bytes[hostStart..<pathStart].map(lowered)
+        let defaultPort = scheme == "https" ? ":443" : scheme == "http" ? ":80" : nil
+        if let defaultPort, host.count >= defaultPort.utf8.count,
+            host[(host.count - defaultPort.utf8.count)...].elementsEqual(defaultPort.utf8)
+        {
+            host.removeLast(defaultPort.utf8.count)
+        }
+        if host.last == UInt8(ascii: ":") { host.removeLast() } // an empty port is the default one (RFC 3986 §3.2.3)
+        uri += host
+        if pathStart == end { uri.append(UInt8(ascii: "/")) } else { uri += bytes[pathStart..<end] }
+        return String(decoding: uri, as: UTF8.self)
+    }
+
+    /// ``targetURI(_:)`` on characters, for a URL whose text is not ASCII.
+    static func targetURI(ofText text: String) -> String {
         let cut = text.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? text.endIndex
         let uri = text[..<cut]
         guard let separator = uri.firstRange(of: "://") else { return String(uri) }
         let scheme = uri[..<separator.lowerBound].lowercased()
         let rest = uri[separator.upperBound...]
         let pathStart = rest.utf8.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
-        // No user name or password: a server cannot rebuild them from the
-        // request, and a password would travel in every proof.
         var authority = rest[..<pathStart]
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
         var host = authority.lowercased()
         let defaultPort = scheme == "https" ? ":443" : scheme == "http" ? ":80" : nil
         if let defaultPort, host.hasSuffix(defaultPort) { host.removeLast(defaultPort.count) }
-        if host.hasSuffix(":") { host.removeLast() } // an empty port is the default one (RFC 3986 §3.2.3)
+        if host.hasSuffix(":") { host.removeLast() }
         let path = rest[pathStart...]
         return scheme + "://" + host + (path.isEmpty ? "/" : String(path))
     }
