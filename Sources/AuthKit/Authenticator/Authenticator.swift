@@ -171,7 +171,7 @@ extension Authenticator {
     /// <token>` with a fresh proof for this request's method and URL, its
     /// `ath` the token's hash, and `nonce` (a refusal's, for its retry) or
     /// the resource server's latest nonce (§9).
-    package func authorize(
+    nonisolated(nonsending) package func authorize(
         _ request: OutgoingRequest, with credential: Credential, nonce: String? = nil
     ) async throws -> OutgoingRequest {
         var authorized = request

@@ -91,7 +91,9 @@ public struct CredentialSource: Sendable {
 
     /// ``current(at:)``, for ``send(_:policy:)``, within its deadline
     /// (``refresh(ifStill:renewed:within:latest:)`` says how).
-    private func current(at now: Date, within deadline: SendDeadline?) async throws -> Credential {
+    nonisolated(nonsending) private func current(at now: Date, within deadline: SendDeadline?) async throws
+        -> Credential
+    {
         let stored = try await stored()
         guard policy.isDue(stored, at: now) else { return stored }
         let optional = !policy.mustRefresh(stored, at: now)
@@ -684,7 +686,7 @@ public struct CredentialSource: Sendable {
 
     /// The same, with `url`'s ``Foundation/URL/origin`` already worked out
     /// (a request's ``RequestTarget`` holds it).
-    private func checkAPIOrigin(of url: URL, origin: String) async throws {
+    nonisolated(nonsending) private func checkAPIOrigin(of url: URL, origin: String) async throws {
         let descriptor = authenticator.descriptor
         guard descriptor.apiOrigins.isRestricted else { return }
         if allowedOutright.withLock({ $0.contains(origin) }) { return }
@@ -722,7 +724,7 @@ public struct CredentialSource: Sendable {
     /// request's answer may have replaced meanwhile), and only once (a
     /// server that names a fresh nonce at every answer gets its 401
     /// returned, not a loop).
-    private func openGivingNonce(
+    nonisolated(nonsending) private func openGivingNonce(
         _ request: OutgoingRequest, with credential: Credential, until end: ContinuousClock.Instant,
         policy: RequestPolicy
     ) async throws -> OpenedResponse {
@@ -739,7 +741,7 @@ public struct CredentialSource: Sendable {
             request, with: credential, until: end, policy: policy, nonce: (opened.url.origin, given))
     }
 
-    private func open(
+    nonisolated(nonsending) private func open(
         _ request: OutgoingRequest, with credential: Credential, until end: ContinuousClock.Instant,
         policy: RequestPolicy, nonce given: (origin: String, nonce: String)? = nil
     ) async throws -> OpenedResponse {
