@@ -43,7 +43,7 @@ import Testing
     /// and PKCE verifiers come from the pool: two processes with one
     /// verifier would be two sign-ins one code could serve).
     @Test func aForkedChildDoesNotHandOutItsParentsBytes() throws {
-        _ = SecureRandom.token()  // the pool is full now, its next bytes known to both after a fork
+        _ = SecureRandom.token() // the pool is full now, its next bytes known to both after a fork
         var pipeEnds: [Int32] = [0, 0]
         #expect(pipe(&pipeEnds) == 0)
         let child = fork()
