@@ -156,10 +156,26 @@ import Testing
                 == "https://api.example/v1/items")
     }
 
-    /// `htu` is written on the URL's bytes; the same steps on characters
-    /// (kept for a URL whose text is not ASCII) give the same answer for
-    /// every URL built from these parts.
+    /// `htu` is written on the URL's bytes; the steps it took before on
+    /// characters (a substring search, Unicode case mapping), kept here as
+    /// the reference, give the same answer for every URL built from these parts.
     @Test func theTargetURIOnBytesAgreesWithItOnCharacters() {
+        func onCharacters(_ text: String) -> String {
+            let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? text.endIndex
+            let uri = text[..<cut]
+            guard let separator = uri.firstRange(of: "://") else { return String(uri) }
+            let scheme = uri[..<separator.lowerBound].lowercased()
+            let rest = uri[separator.upperBound...]
+            let pathStart = rest.firstIndex(of: "/") ?? rest.endIndex
+            var authority = rest[..<pathStart]
+            if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+            var host = authority.lowercased()
+            let defaultPort = scheme == "https" ? ":443" : scheme == "http" ? ":80" : nil
+            if let defaultPort, host.hasSuffix(defaultPort) { host.removeLast(defaultPort.count) }
+            if host.hasSuffix(":") { host.removeLast() }
+            let path = rest[pathStart...]
+            return scheme + "://" + host + (path.isEmpty ? "/" : String(path))
+        }
         var checked = 0
         for scheme in ["https", "HTTP", "hTTps", "wss"] {
             for authority in ["api.example", "API.Example:443", "h:80", "u:p@H:8443", "[::1]:443", "a@b@c", "h:"] {
@@ -167,14 +183,13 @@ import Testing
                     for tail in ["", "?q=1", "#f", "?a#b", "?"] {
                         let text = "\(scheme)://\(authority)\(path)\(tail)"
                         guard let url = URL(string: text) else { continue }
-                        #expect(DPoPProof.targetURI(url) == DPoPProof.targetURI(ofText: url.absoluteString), "\(text)")
+                        #expect(DPoPProof.targetURI(url) == onCharacters(url.absoluteString), "\(text)")
                         checked += 1
                     }
                 }
             }
         }
         #expect(checked > 400)
-        #expect(DPoPProof.targetURI(ofText: "https://Bücher.example:443/ä?x") == "https://bücher.example/ä")
     }
 
     @Test func theKeyIsStoredAsAJWKAndItsThumbprintIsRFC7638s() throws {

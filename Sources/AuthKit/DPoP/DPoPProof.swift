@@ -58,8 +58,8 @@ package enum DPoPProof {
         // On the text's bytes: the string operations (a substring search,
         // Unicode case mapping) were a twentieth of a DPoP request. A URL's
         // text is ASCII (its host in punycode, the rest percent-encoded);
-        // anything else takes the same steps on characters.
-        guard text.allUTF8({ $0 < 0x80 }) else { return targetURI(ofText: text) }
+        // only ASCII letters are lowered (RFC 3986 §6.2.2.1), any other
+        // byte kept as it is.
         let bytes = Array(text.utf8)
         let end = bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
         guard
@@ -90,24 +90,6 @@ package enum DPoPProof {
         uri += host
         if pathStart == end { uri.append(UInt8(ascii: "/")) } else { uri += bytes[pathStart..<end] }
         return String(decoding: uri, as: UTF8.self)
-    }
-
-    /// ``targetURI(_:)`` on characters, for a URL whose text is not ASCII.
-    static func targetURI(ofText text: String) -> String {
-        let cut = text.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? text.endIndex
-        let uri = text[..<cut]
-        guard let separator = uri.firstRange(of: "://") else { return String(uri) }
-        let scheme = uri[..<separator.lowerBound].lowercased()
-        let rest = uri[separator.upperBound...]
-        let pathStart = rest.utf8.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
-        var authority = rest[..<pathStart]
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        var host = authority.lowercased()
-        let defaultPort = scheme == "https" ? ":443" : scheme == "http" ? ":80" : nil
-        if let defaultPort, host.hasSuffix(defaultPort) { host.removeLast(defaultPort.count) }
-        if host.hasSuffix(":") { host.removeLast() }
-        let path = rest[pathStart...]
-        return scheme + "://" + host + (path.isEmpty ? "/" : String(path))
     }
 
     /// The claims of §4.2. Written by ``ProofSerializer`` through `json`;
