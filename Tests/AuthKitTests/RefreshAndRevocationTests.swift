@@ -809,6 +809,29 @@ import Testing
         #expect(try await source.store.credential(for: working.key) == working)
     }
 
+    /// One grant's pause outlasts another grant's failure recorded at an
+    /// earlier `now` (a call that read the clock before this one, while the
+    /// provider was down for both) or at a fixed date: forgotten by the
+    /// later caller's `now`, the first grant's failure counted as "in the
+    /// future" and was dropped, and its next call waited for the token
+    /// endpoint again (a loaded CI run caught it between two tests).
+    @Test func aPauseOutlastsOtherGrantsFailuresAtOtherTimes() async throws {
+        let now = Date()
+        let first = RefusingTransport()
+        let (paused, _, _) = try dueAheadOfTime(label: "paused-\(UUID().uuidString)", transport: first, now: now)
+        #expect(try await paused.current(at: now).accessToken == "old-access")
+        #expect(first.count == 1)
+        for other in [now.addingTimeInterval(-1), fixedNow] {
+            let failing = RefusingTransport()
+            let (another, _, _) = try dueAheadOfTime(
+                label: "other-\(UUID().uuidString)", transport: failing, now: other, fixedClock: true)
+            #expect(try await another.current(at: other).accessToken == "old-access")
+            #expect(failing.count == 1)
+        }
+        #expect(try await paused.current(at: now.addingTimeInterval(1)).accessToken == "old-access")
+        #expect(first.count == 1, "tried again within the pause")
+    }
+
     /// A token with no known expiry, due at its assumed lifetime
     /// (Salesforce's), may already be dead: its refresh is not paused after
     /// a failure. Paused, one blip of the token endpoint left it answering

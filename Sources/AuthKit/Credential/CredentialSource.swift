@@ -179,8 +179,14 @@ public struct CredentialSource: Sendable {
             return usable
         }
         Self.failedOptionalRefreshes.withLock { failed in
-            failed = failed.filter { Self.isRecent($0.value, at: now) }
-            failed[grant] = now
+            // Forgotten by the process's own clock, not by this caller's
+            // `now`: one a second behind another's (read before the other
+            // call's failure was recorded), or a test's fixed date, found
+            // every other grant's failure "in the future" and dropped it,
+            // and their pauses were lost while a provider was down.
+            let recorded = ContinuousClock.now
+            failed = failed.filter { recorded - $0.value.recorded < .seconds(Self.optionalRefreshPause) }
+            failed[grant] = (now, recorded)
         }
         transport.logger.warning(
             """
@@ -333,18 +339,17 @@ public struct CredentialSource: Sendable {
     /// again (``current(at:)``).
     package static let optionalRefreshPause: TimeInterval = 300
 
-    /// The optional refreshes that failed, by grant (``pauseKey(for:)``),
-    /// and when: process memory, as the refresh coordinator's.
-    private static let failedOptionalRefreshes = LockedValue<[String: Date]>([:])
+    /// The optional refreshes that failed, by grant (``pauseKey(for:)``):
+    /// when, by the failed call's `now`, and by the process's clock (which
+    /// says when to forget it): process memory, as the refresh coordinator's.
+    private static let failedOptionalRefreshes = LockedValue<
+        [String: (failed: Date, recorded: ContinuousClock.Instant)]
+    >([:])
 
     /// Whether an optional refresh of `grant` failed less than
     /// ``optionalRefreshPause`` before `now`.
     private static func optionalRefreshIsPaused(_ grant: String, at now: Date) -> Bool {
-        guard let failed = failedOptionalRefreshes.withLock({ $0[grant] }) else { return false }
-        return isRecent(failed, at: now)
-    }
-
-    private static func isRecent(_ failed: Date, at now: Date) -> Bool {
+        guard let failed = failedOptionalRefreshes.withLock({ $0[grant]?.failed }) else { return false }
         let since = now.timeIntervalSince(failed)
         return since >= 0 && since < optionalRefreshPause
     }
