@@ -84,6 +84,16 @@ def make_rows(ctx, names):
         add(name, "… libcurl from C through an event loop (one wake-up a %s: no thread per transfer)" % what, unit,
             better, None, ("libcurl (C)", run("event-loop")))
 
+    def concurrent_floors(name, what, unit, better, run):
+        """16 at once, libcurl from C, with nothing handed between threads:
+        16 threads each blocking in its own transfer (the transport's
+        workers without the tasks that hand them work), and one thread
+        driving all 16 on a multi handle; x/oauth2 again in the same rounds."""
+        add(name, "… libcurl from C, 16 threads each blocking in its own %s (the workers, no hand-off)" % what,
+            unit, better, None, ("libcurl (C)", run([])), ("x/oauth2", run(None)))
+        add(name, "… libcurl from C, one thread driving the 16 %ss on a multi handle" % what,
+            unit, better, None, ("libcurl (C)", run(["-handoff", "event-loop"])), ("x/oauth2", run(None)))
+
     exchange_flags = ["-token-url", server.token_url]
     add("exchange-library", "library work per code exchange", "µs", "lower",
         lambda: micros_per_op([ak, "library-exchange"], s),
@@ -113,6 +123,12 @@ def make_rows(ctx, names):
             handoff_floors(name, "POST", "exchanges/s", "higher",
                            lambda h: ops_per_second([ctx.peer("curlrequests"), "-exchange", server.token_url,
                                                      "-handoff", h], s))
+        if name == "exchanges-16":
+            concurrent_floors(name, "POST", "exchanges/s", "higher",
+                              lambda extra, flags=flags: ops_per_second(
+                                  [xo, "exchanges"] + flags if extra is None else
+                                  [ctx.peer("curlrequests"), "-exchange", server.token_url, "-concurrency", "16"] + extra,
+                                  s))
         if transport == "ahc":
             # The floor: the exchange's POST through AsyncHTTPClient alone (run
             # by AuthKitBenchmark, without AuthKit), beside x/oauth2's whole
@@ -151,6 +167,12 @@ def make_rows(ctx, names):
             # What each handoff between a task and a blocking worker costs.
             add(name, "… a task's round trip to a waiting thread and back, alone", "µs", "lower",
                 lambda: micros_per_op([ak, "handoff"], s))
+        else:
+            concurrent_floors(name, "GET", "ms", "lower",
+                              lambda extra, flags=flags: micros_per_op(
+                                  [xo, "tls-requests"] + flags if extra is None else
+                                  [ctx.peer("curlrequests"), "-base", server.tls_base, "-concurrency", "16"] + extra,
+                                  s, tls_env, scale=1e3))
         short = min(s, 1.0)
         add(name, "… TLS connections opened in a %g s run (warm-up included)" % short, "connections", "lower",
             lambda flags=flags: connections_opened([ak, "tls-requests"] + flags, short, tls_env,

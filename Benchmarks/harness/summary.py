@@ -7,15 +7,16 @@ class Spread:
         self.min, self.median, self.max = min(values), statistics.median(values), max(values)
 
 
-def verdict(authkit, peer, better):
+def verdict(authkit, peer, better, name="AuthKit"):
     """AuthKit's median over the peer's (the ratio printed), and what it
-    means in words: "1.8× faster" whichever direction the unit goes."""
+    means in words: "1.8× faster" whichever direction the unit goes. `name`:
+    the side in AuthKit's place (a floor's C program, beside x/oauth2)."""
     ratio = authkit / peer
     faster = ratio >= 1 if better == "higher" else ratio <= 1
     factor = max(ratio, 1 / ratio)
     if factor < 1.02:
         return ratio, "same"
-    return ratio, "AuthKit %.2f× %s" % (factor, "faster" if faster else "slower")
+    return ratio, "%s %.2f× %s" % (name, factor, "faster" if faster else "slower")
 
 
 class Target:

@@ -34,10 +34,16 @@ def records(results):
             record = {"row": row.name, "title": row.title, "unit": row.unit, "better": row.better, "peer": peer,
                       "authkit": authkit and vars(authkit), "peerValues": peer and vars(spreads[peer]),
                       "ratio": None, "target": target and {"op": target.op, "value": target.value}, "met": None}
-            if authkit and peer:
-                per_round = round_ratios(values["AuthKit"], values[peer])
-                record["ratio"] = {"median": authkit.median / spreads[peer].median,
+            floor = floor_side(row, peer)
+            if (authkit or floor) and peer:
+                # A floor row (a dependency alone beside x/oauth2, no AuthKit
+                # side): that dependency ÷ x/oauth2, on x/oauth2's record.
+                mine = authkit or spreads[floor]
+                per_round = round_ratios(values["AuthKit" if authkit else floor], values[peer])
+                record["ratio"] = {"median": mine.median / spreads[peer].median,
                                    "min": min(per_round), "max": max(per_round)}
+                if floor:
+                    record["ratioOf"] = floor
             elif authkit:
                 # One side (a floor, a figure without a peer): its values, not a ratio.
                 record["value"] = {"median": authkit.median, "min": authkit.min, "max": authkit.max}
@@ -47,6 +53,16 @@ def records(results):
                 record["met"] = target.met(measured["median"])
             out.append(record)
     return out
+
+
+def floor_side(row, peer):
+    """In a row without an AuthKit side whose last side is x/oauth2 (a
+    floor measured beside it in the same rounds), the side compared with
+    x/oauth2 on x/oauth2's line; else None."""
+    names = [side.name for side in row.sides]
+    if "AuthKit" in names or len(names) != 2 or names[1] != "x/oauth2" or peer != "x/oauth2":
+        return None
+    return names[0]
 
 
 def target_text(record):
@@ -75,9 +91,11 @@ def render(results):
             if peer is None:
                 lines.append("| %s | %s | %s | — | — | — | — | %s |" % (row.title, unit, ak_text, targets[None]))
                 continue
-            if authkit:
-                ratio, words = verdict(authkit.median, spreads[peer].median, row.better)
-                ratio_text = "%.2f" % ratio
+            floor = floor_side(row, peer)
+            if authkit or floor:
+                mine = authkit or spreads[floor]
+                ratio, words = verdict(mine.median, spreads[peer].median, row.better, name=floor or "AuthKit")
+                ratio_text = "%.2f" % ratio if authkit else "(%s ÷ peer) %.2f" % (floor, ratio)
             else:
                 ratio_text, words = "—", "—"
             lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |"

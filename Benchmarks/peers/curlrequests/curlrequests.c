@@ -26,6 +26,15 @@
 // transfer's socket, finishes it and wakes the caller: the floor of a
 // design that waits on the sockets off the caller's thread without a thread
 // per transfer, one wake-up a request above libcurl alone.
+//
+// With `-concurrency N` (the 16-at-once rows), N requests are in flight at
+// once, each on its own handle and connection. Alone: N threads, each
+// blocking in curl_easy_perform, with no hand-off at all (below the
+// transport's workers, whose tasks also hand each transfer over and take
+// the answer back). With `-handoff event-loop`: one thread drives the N
+// handles on one multi handle, waiting in curl_multi_poll; no thread per
+// transfer and no hand-off. An op is still a batch of 200 GETs, or one
+// exchange: the count printed is the requests done ÷ 200, or the exchanges.
 #include <curl/curl.h>
 #include <pthread.h>
 #include <sys/epoll.h>
@@ -199,12 +208,9 @@ static void *event_loop(void *unused) {
     return NULL;
 }
 
-// A request through the loop: prepared here as the direct one is, added and
-// started here, its answer awaited.
-static int run_on_loop(int (*request)(const struct target *), const struct target *t) {
-    size_t bytes = 0;
-    long status = 0;
-    // The options `request` would set, then no perform: the loop drives it.
+// The options `request` would set, its body counted in `bytes`, then no
+// perform: a multi handle drives it.
+static void prepare_for_multi(int (*request)(const struct target *), const struct target *t, size_t *bytes) {
     prepare(t->handle, t->url, t->headers);
     if (t->authority != NULL) curl_easy_setopt(t->handle, CURLOPT_CAINFO, t->authority);
     if (request == post_one) {
@@ -212,16 +218,13 @@ static int run_on_loop(int (*request)(const struct target *), const struct targe
         curl_easy_setopt(t->handle, CURLOPT_COPYPOSTFIELDS, exchange_form);
     }
     curl_easy_setopt(t->handle, CURLOPT_WRITEFUNCTION, count_body);
-    curl_easy_setopt(t->handle, CURLOPT_WRITEDATA, &bytes);
-    int running;
-    pthread_mutex_lock(&loop.lock);
-    loop.done = 0;
-    curl_multi_add_handle(loop.multi, t->handle);
-    curl_multi_socket_action(loop.multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    reap();
-    while (!loop.done) pthread_cond_wait(&loop.finished, &loop.lock);
-    CURLcode code = loop.code;
-    pthread_mutex_unlock(&loop.lock);
+    *bytes = 0;
+    curl_easy_setopt(t->handle, CURLOPT_WRITEDATA, bytes);
+}
+
+// Whether a finished transfer got a 200 with a body; says why not.
+static int answered(const struct target *t, CURLcode code, size_t bytes) {
+    long status = 0;
     if (code != CURLE_OK) {
         fprintf(stderr, "curlrequests: %s: %s\n", t->url, curl_easy_strerror(code));
         return -1;
@@ -232,6 +235,23 @@ static int run_on_loop(int (*request)(const struct target *), const struct targe
         return -1;
     }
     return 0;
+}
+
+// A request through the loop: prepared here as the direct one is, added and
+// started here, its answer awaited.
+static int run_on_loop(int (*request)(const struct target *), const struct target *t) {
+    size_t bytes = 0;
+    prepare_for_multi(request, t, &bytes);
+    int running;
+    pthread_mutex_lock(&loop.lock);
+    loop.done = 0;
+    curl_multi_add_handle(loop.multi, t->handle);
+    curl_multi_socket_action(loop.multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    reap();
+    while (!loop.done) pthread_cond_wait(&loop.finished, &loop.lock);
+    CURLcode code = loop.code;
+    pthread_mutex_unlock(&loop.lock);
+    return answered(t, code, bytes);
 }
 
 // Runs one request here, on the second thread, or through the event loop.
@@ -276,28 +296,137 @@ static int measure(int (*op)(const struct target *), const struct target *t, dou
     return 0;
 }
 
+// -concurrency N: the window every thread (or the loop) counts in, after
+// the same 200 ms warm-up as `measure`.
+static double warm_until, count_until;
+
+// -concurrency N without -handoff: one of the N threads, its own handle.
+struct runner {
+    struct target t;
+    int (*one)(const struct target *);
+    long done;
+    int failed;
+};
+
+static void *run_alone(void *context) {
+    struct runner *r = context;
+    double at;
+    while ((at = now()) < count_until) {
+        if (r->one(&r->t) != 0) {
+            r->failed = 1;
+            return NULL;
+        }
+        if (at >= warm_until) r->done++;
+    }
+    return NULL;
+}
+
+// -concurrency N -handoff event-loop: the N handles on one multi handle,
+// driven from this thread; each finished transfer is prepared and added
+// again until the window ends. Returns the requests counted, or -1.
+static long run_multi(struct runner *runners, int n) {
+    CURLM *multi = curl_multi_init();
+    size_t *bytes = calloc((size_t)n, sizeof *bytes);
+    if (multi == NULL || bytes == NULL) return -1;
+    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, (long)n);
+    for (int i = 0; i < n; i++) {
+        prepare_for_multi(runners[i].one, &runners[i].t, &bytes[i]);
+        curl_easy_setopt(runners[i].t.handle, CURLOPT_PRIVATE, (void *)&runners[i]);
+        curl_multi_add_handle(multi, runners[i].t.handle);
+    }
+    long done = 0;
+    int running = n, failed = 0;
+    while (running > 0 && !failed) {
+        curl_multi_perform(multi, &running);
+        CURLMsg *message;
+        int left;
+        while ((message = curl_multi_info_read(multi, &left)) != NULL) {
+            if (message->msg != CURLMSG_DONE) continue;
+            struct runner *r;
+            curl_easy_getinfo(message->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+            int i = (int)(r - runners);
+            curl_multi_remove_handle(multi, r->t.handle);
+            if (answered(&r->t, message->data.result, bytes[i]) != 0) failed = 1;
+            double at = now();
+            if (at >= warm_until && at < count_until) done++;
+            if (at < count_until && !failed) {
+                prepare_for_multi(r->one, &r->t, &bytes[i]);
+                curl_easy_setopt(r->t.handle, CURLOPT_PRIVATE, (void *)r);
+                curl_multi_add_handle(multi, r->t.handle);
+                running++;
+            }
+        }
+        if (running > 0) curl_multi_poll(multi, NULL, 0, 100, NULL);
+    }
+    curl_multi_cleanup(multi);
+    free(bytes);
+    return failed ? -1 : done;
+}
+
+// N requests at once (see the top), each runner's target a copy of `t`
+// with a handle of its own. Prints the line; 1 when a request failed.
+static int measure_concurrently(int (*one)(const struct target *), const struct target *t, int n, double seconds,
+                                double per_op) {
+    struct runner *runners = calloc((size_t)n, sizeof *runners);
+    pthread_t *threads = calloc((size_t)n, sizeof *threads);
+    if (runners == NULL || threads == NULL) return 1;
+    for (int i = 0; i < n; i++) {
+        runners[i].t = *t;
+        runners[i].t.handle = curl_easy_init();
+        runners[i].one = one;
+        if (runners[i].t.handle == NULL) return 1;
+    }
+    warm_until = now() + 0.2;
+    count_until = warm_until + seconds;
+    long done = 0;
+    int failed = 0;
+    if (handoff == HANDOFF_EVENT_LOOP) {
+        done = run_multi(runners, n);
+        failed = done < 0;
+    } else {
+        for (int i = 0; i < n; i++) {
+            if (pthread_create(&threads[i], NULL, run_alone, &runners[i]) != 0) return 1;
+        }
+        for (int i = 0; i < n; i++) {
+            pthread_join(threads[i], NULL);
+            done += runners[i].done;
+            failed |= runners[i].failed;
+        }
+    }
+    for (int i = 0; i < n; i++) curl_easy_cleanup(runners[i].t.handle);
+    free(runners);
+    free(threads);
+    if (failed) return 1;
+    printf("{\"ops\": %.3f, \"seconds\": %.6f}\n", (double)done / per_op, seconds);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char *base = NULL, *token_url = NULL;
     double seconds = 2;
+    int concurrency = 1;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "-base") == 0) base = argv[i + 1];
         else if (strcmp(argv[i], "-exchange") == 0) token_url = argv[i + 1];
         else if (strcmp(argv[i], "-seconds") == 0) seconds = atof(argv[i + 1]);
+        else if (strcmp(argv[i], "-concurrency") == 0) concurrency = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "-handoff") == 0) {
             if (strcmp(argv[i + 1], "thread") == 0) handoff = HANDOFF_THREAD;
             else if (strcmp(argv[i + 1], "event-loop") == 0) handoff = HANDOFF_EVENT_LOOP;
             else seconds = -1; // the usage
         }
     }
-    if ((base == NULL) == (token_url == NULL) || seconds <= 0) {
+    if ((base == NULL) == (token_url == NULL) || seconds <= 0 || concurrency < 1 ||
+        (concurrency > 1 && handoff == HANDOFF_THREAD)) {
         fprintf(stderr, "usage: curlrequests -base https://127.0.0.1:PORT -seconds S [-handoff thread|event-loop]\n"
-                        "       curlrequests -exchange http://127.0.0.1:PORT/token -seconds S [-handoff …]\n");
+                        "       curlrequests -exchange http://127.0.0.1:PORT/token -seconds S [-handoff …]\n"
+                        "       either with -concurrency N [-handoff event-loop]\n");
         return 1;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
     pthread_t second;
     if (handoff == HANDOFF_THREAD && pthread_create(&second, NULL, worker, NULL) != 0) return 1;
-    if (handoff == HANDOFF_EVENT_LOOP) {
+    if (handoff == HANDOFF_EVENT_LOOP && concurrency == 1) {
         loop.multi = curl_multi_init();
         loop.epoll = epoll_create1(EPOLL_CLOEXEC);
         if (loop.multi == NULL || loop.epoll < 0) return 1;
@@ -313,13 +442,15 @@ int main(int argc, char **argv) {
         t.headers = curl_slist_append(t.headers, "Content-Type: application/x-www-form-urlencoded");
         t.headers = curl_slist_append(t.headers, "Expect:");
         if (t.handle == NULL || t.headers == NULL) return 1;
-        failed = measure(post_exchange, &t, seconds);
+        failed = concurrency > 1 ? measure_concurrently(post_one, &t, concurrency, seconds, 1)
+                                 : measure(post_exchange, &t, seconds);
     } else {
         snprintf(url, sizeof url, "%s/me", base);
         t.authority = getenv("SSL_CERT_FILE");
         t.headers = curl_slist_append(NULL, "Authorization: Bearer bench-access");
         if (t.handle == NULL || t.headers == NULL) return 1;
-        failed = measure(get_batch, &t, seconds);
+        failed = concurrency > 1 ? measure_concurrently(get_one, &t, concurrency, seconds, 200)
+                                 : measure(get_batch, &t, seconds);
     }
     curl_slist_free_all(t.headers);
     curl_easy_cleanup(t.handle);
