@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -137,6 +138,11 @@ void authkit_curl_settle(void) {
 }
 
 void authkit_curl_name_thread(const char *name) { (void)prctl(PR_SET_NAME, name, 0, 0, 0); }
+
+int authkit_curl_schedule_as_batch(void) {
+    struct sched_param param = {.sched_priority = 0};
+    return pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
+}
 
 CURL *authkit_curl_easy_init(void) { return api.easy_init(); }
 void authkit_curl_easy_cleanup(CURL *handle) { api.easy_cleanup(handle); }

@@ -276,6 +276,25 @@
             #expect(CurlWorkers.threadName == "authkit.curl")
         }
 
+        /// A transfer's thread has the SCHED_BATCH policy (read from
+        /// inside the transfer, field 41 of `/proc/thread-self/stat`): a
+        /// worker woken by its answer waits for the running thread's turn,
+        /// not preempting the pool thread that runs the callers' tasks.
+        @Test func transfersRunOnThreadsThatDoNotPreemptWhenWoken() async throws {
+            try CurlHTTPClient.loadLibrary(display: "test")
+            let pool = CurlWorkers(keptIdle: 0)
+            let stat = await withCheckedContinuation { (done: CheckedContinuation<String?, Never>) in
+                pool.run(origin: "http://127.0.0.1:1") { _ in
+                    let stat = try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8)
+                    return { done.resume(returning: stat) }
+                }
+            }
+            // After the name in parentheses (which may hold spaces), field 3 on.
+            let fields = try #require(stat?.split(separator: ")").last?.split(separator: " "))
+            let schedBatch = "3"
+            #expect(fields.count > 38 && fields[38] == schedBatch, "policy field: \(fields.count > 38 ? fields[38] : "none")")
+        }
+
         /// A transfer handed over at once after the last one (while its
         /// worker still looks for the next: ``CurlWorkers/spinBudget``) and
         /// one handed over well after (its worker asleep) both run, on the

@@ -45,6 +45,12 @@ void authkit_curl_settle(void);
 /// offers neither pthread_setname_np nor prctl.
 void authkit_curl_name_thread(const char *name);
 
+/// Gives the calling thread Linux's SCHED_BATCH policy (same priority and
+/// share of the CPU; unprivileged): woken while the cores are busy, it
+/// waits for the running thread's turn to end instead of preempting it.
+/// Returns 0 or pthread_setschedparam's error. See CurlWorkers for why.
+int authkit_curl_schedule_as_batch(void);
+
 // Valid only after authkit_curl_load returned 0.
 CURL *authkit_curl_easy_init(void);
 void authkit_curl_easy_cleanup(CURL *handle);
