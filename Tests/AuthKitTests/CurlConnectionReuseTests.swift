@@ -292,7 +292,9 @@
             // After the name in parentheses (which may hold spaces), field 3 on.
             let fields = try #require(stat?.split(separator: ")").last?.split(separator: " "))
             let schedBatch = "3"
-            #expect(fields.count > 38 && fields[38] == schedBatch, "policy field: \(fields.count > 38 ? fields[38] : "none")")
+            #expect(
+                fields.count > 38 && fields[38] == schedBatch,
+                "policy field: \(fields.count > 38 ? fields[38] : "none")")
         }
 
         /// A transfer handed over at once after the last one (while its
