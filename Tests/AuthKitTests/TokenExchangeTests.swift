@@ -554,6 +554,21 @@ import Testing
         #expect(fields.accessToken == "a")
     }
 
+    /// Only the three bytes of a whole mark are taken off, wherever the
+    /// bytes start (a slice of a larger buffer): not a part of one, not
+    /// a mark further in.
+    @Test func onlyALeadingWholeByteOrderMarkIsTakenOff() {
+        let mark: [UInt8] = [0xEF, 0xBB, 0xBF]
+        let strip = TokenResponseParser.withoutByteOrderMark
+        #expect(strip(Data(mark + [0x7B])) == Data([0x7B]))
+        #expect(strip(Data([0x20] + mark + [0x7B]).dropFirst()) == Data([0x7B]))
+        #expect(strip(Data(mark)) == Data())
+        #expect(strip(Data([0xEF, 0xBB])) == Data([0xEF, 0xBB]))
+        #expect(strip(Data([0xEF, 0xBB, 0x7B])) == Data([0xEF, 0xBB, 0x7B]))
+        #expect(strip(Data([0x7B] + mark)) == Data([0x7B] + mark))
+        #expect(strip(Data()) == Data())
+    }
+
     @Test(arguments: [
         (#"{"access_token":"a","token_type":"Bearer","expires_in":3600}"#, 3600.0),
         (#"{"access_token":"a","token_type":"Bearer","expires_in":"3600"}"#, 3600.0),

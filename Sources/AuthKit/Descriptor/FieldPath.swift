@@ -38,6 +38,9 @@ package struct FieldPath: Sendable, Hashable, CustomStringConvertible {
 
     /// The value at this path in `object`, or `nil` when any step is missing.
     package func value(in object: [String: JSONValue]) -> JSONValue? {
+        // Most paths are one member of the answer (`access_token`): looked
+        // up at once, without wrapping the answer in a value to walk.
+        if components.count == 1, case .member(let name) = components[0] { return object[name] }
         var current = JSONValue.object(object)
         for component in components {
             switch (component, current) {
