@@ -65,6 +65,17 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
 
         public mutating func next() async throws -> Data? { try await nextChunk() }
 
+        /// ``next()`` on the caller's actor (SE-0421), which `for try await`
+        /// calls: a body handed over whole (a token's answer; an API's
+        /// that arrived with its head, its `Content-Length` within 64 KiB,
+        /// with the default transport) is read on the main actor, or any other, without a
+        /// hop to Swift's pool and back (two thread switches). A streamed
+        /// body's chunks come through `AsyncThrowingStream`, whose own
+        /// iterator (Swift 6.3) still reads each on the pool.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Data? {
+            try await nextChunk()
+        }
+
         /// ``next()`` where its caller runs: AuthKit's own readers of a
         /// body (a token answer read whole) are already where it is read,
         /// and each hop there and back took the task's status lock (about
