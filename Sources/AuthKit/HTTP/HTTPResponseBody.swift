@@ -68,8 +68,9 @@ public struct HTTPResponseBody: AsyncSequence, Sendable {
         /// ``next()`` on the caller's actor (SE-0421), which `for try await`
         /// calls: a body handed over whole (a token's answer; an API's
         /// that arrived with its head, its `Content-Length` within 64 KiB,
-        /// with the default transport) is read on the main actor, or any other, without a
-        /// hop to Swift's pool and back (two thread switches). A streamed
+        /// with the default transport) is read on the main actor, or any
+        /// other, without a hop to Swift's pool and back (two thread
+        /// switches). A streamed
         /// body's chunks come through `AsyncThrowingStream`, whose own
         /// iterator (Swift 6.3) still reads each on the pool.
         public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Data? {
