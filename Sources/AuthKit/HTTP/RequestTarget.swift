@@ -84,12 +84,29 @@ extension URL {
     /// long-lived token exchange sends `client_secret` and `access_token` in a
     /// GET), so no message prints a query.
     package var redactedForLogs: String {
-        // Nothing to leave out (an API request, a token endpoint): the URL as it is.
-        if baseURL == nil, query(percentEncoded: true) == nil, fragment(percentEncoded: true) == nil,
-            user(percentEncoded: true) == nil, password(percentEncoded: true) == nil
-        {
-            return absoluteString
+        let query = query(percentEncoded: true)
+        let fragment = fragment(percentEncoded: true)
+        if baseURL == nil, user(percentEncoded: true) == nil, password(percentEncoded: true) == nil {
+            // Nothing to leave out (an API request, a token endpoint): the URL as it is.
+            let text = absoluteString
+            if query == nil, fragment == nil { return text }
+            // Cut where the query or the fragment starts: in a URL parsed
+            // whole, the first `?` or `#` is that start (RFC 3986 §3: neither
+            // stands raw in a scheme, an authority without user info, or a
+            // path). Taking the URL apart and putting it together again
+            // (`URLComponents`) cost 0.8 µs, a tenth of an API request's
+            // library work (the `dpop-request` row's bearer side, perf).
+            guard let cut = text.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") })
+            else { return redactedThroughComponents }
+            let kept = String(text[..<cut])
+            return query != nil ? kept + "?…" : kept
         }
+        return redactedThroughComponents
+    }
+
+    /// ``redactedForLogs`` by taking the URL apart: for a relative URL, or
+    /// one with user info (whose text may hold an escaped `?`).
+    package var redactedThroughComponents: String {
         guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false) else {
             return "(unprintable URL)"
         }
