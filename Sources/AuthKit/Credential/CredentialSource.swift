@@ -42,6 +42,11 @@ public struct CredentialSource: Sendable {
     /// one API, and the descriptor does not change under it. At most a few
     /// dozen are kept.
     private let allowedOutright = LockedValue(Set<String>())
+    /// Whether the descriptor lists its API's origins at all: read once, as
+    /// reading the descriptor through `any Authenticator` copies it whole
+    /// (its every reference retained and released: 3% of an authorized
+    /// request's library work, `perf`).
+    private let apiOriginsRestricted: Bool
 
     /// - Parameters:
     ///   - refreshMargin: seconds before expiry to refresh; `nil` uses the
@@ -56,9 +61,11 @@ public struct CredentialSource: Sendable {
         self.authenticator = authenticator
         self.store = store
         self.key = key
-        var policy = authenticator.descriptor.refreshPolicy
+        let descriptor = authenticator.descriptor
+        var policy = descriptor.refreshPolicy
         if let refreshMargin { policy.margin = refreshMargin }
         self.policy = policy
+        apiOriginsRestricted = descriptor.apiOrigins.isRestricted
         self.transport = FlowTransport(http: httpClient ?? defaultHTTPClient(), logger: logger)
     }
 
@@ -692,9 +699,8 @@ public struct CredentialSource: Sendable {
     /// The same, with `url`'s ``Foundation/URL/origin`` already worked out
     /// (a request's ``RequestTarget`` holds it).
     nonisolated(nonsending) private func checkAPIOrigin(of url: URL, origin: String) async throws {
+        guard apiOriginsRestricted, !allowedOutright.withLock({ $0.contains(origin) }) else { return }
         let descriptor = authenticator.descriptor
-        guard descriptor.apiOrigins.isRestricted else { return }
-        if allowedOutright.withLock({ $0.contains(origin) }) { return }
         let values = descriptor.placeholderValues(settings: authenticator.settings)
         let match = descriptor.apiOrigins.match(url, placeholders: values)
         if match.outright {
