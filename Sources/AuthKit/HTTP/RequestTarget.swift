@@ -104,8 +104,8 @@ extension URL {
         return redactedThroughComponents
     }
 
-    /// ``redactedForLogs`` by taking the URL apart: for a relative URL, or
-    /// one with user info (whose text may hold an escaped `?`).
+    /// ``redactedForLogs`` by taking the URL apart: for a relative URL, and
+    /// for one with user info, which is left out too.
     package var redactedThroughComponents: String {
         guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false) else {
             return "(unprintable URL)"
