@@ -6,8 +6,8 @@ import subprocess
 import sys
 
 from .programs import ProgramFailed, describe
-from .sides import (Side, connections_opened, micros_per_op, ops_per_second, process_millis, ratio_value,
-                    signin_millis)
+from .sides import (Side, connections_opened, cpu_micros_per_op, micros_per_op, ops_per_second, process_millis,
+                    ratio_value, signin_millis)
 from .summary import Target
 
 
@@ -164,6 +164,20 @@ def make_rows(ctx, names):
             handoff_floors(name, "GET", "ms", "lower",
                            lambda h: micros_per_op([ctx.peer("curlrequests"), "-base", server.tls_base, "-handoff", h],
                                                    s, tls_env, scale=1e3))
+            # What the same GETs cost the client's process in CPU (every
+            # thread): with the server on the same two cores, a GET one at
+            # a time takes about the CPU of both processes on its path, so
+            # the client's CPU shows where the row's time goes.
+            add(name, "… the client's CPU for them (user + system, every thread)", "ms", "lower",
+                lambda flags=flags: cpu_micros_per_op([ak, "tls-requests"] + flags, s, tls_env, scale=1e3),
+                ("x/oauth2", cpu_micros_per_op([xo, "tls-requests"] + flags, s, tls_env, scale=1e3)))
+            add(name, "… the client's CPU: AuthKit's transport alone / libcurl (C), a thread hand-off / alone", "ms",
+                "lower", lambda flags=flags: cpu_micros_per_op([ak, "tls-transport-requests"] + flags, s, tls_env,
+                                                             scale=1e3),
+                ("libcurl (C), hand-off", cpu_micros_per_op([ctx.peer("curlrequests"), "-base", server.tls_base,
+                                                             "-handoff", "thread"], s, tls_env, scale=1e3)),
+                ("libcurl (C)", cpu_micros_per_op([ctx.peer("curlrequests"), "-base", server.tls_base], s, tls_env,
+                                                  scale=1e3)))
             # What each handoff between a task and a blocking worker costs.
             add(name, "… a task's round trip to a waiting thread and back, alone", "µs", "lower",
                 lambda: micros_per_op([ak, "handoff"], s))

@@ -22,6 +22,20 @@ def micros_per_op(command, seconds, env=None, scale=1e6):
     return run
 
 
+def cpu_micros_per_op(command, seconds, env=None, scale=1e6):
+    """CPU rows: the program's own CPU time (user + system, every thread)
+    over its timed loop, per operation: what an operation cost the machine,
+    beside what it took the clock (ms with scale=1e3)."""
+    def run():
+        result, done = run_json(command + ["-seconds", str(seconds)], seconds, env)
+        ops, cpu = result.get("ops"), result.get("cpu_seconds")
+        if not isinstance(ops, (int, float)) or ops <= 0 or not isinstance(cpu, (int, float)) or cpu <= 0:
+            raise ProgramFailed(describe(command, "no positive \"ops\" and \"cpu_seconds\" in %r" % result,
+                                         done.stderr))
+        return cpu / ops * scale
+    return run
+
+
 def connections_opened(command, seconds, env, counter):
     """Connection rows: how many connections the server accepted while the
     program ran (its warm-up included), read from the server's own count

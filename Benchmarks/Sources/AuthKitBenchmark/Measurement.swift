@@ -4,8 +4,24 @@ import Foundation
 struct Measurement {
     var ops: Int
     var seconds: Double
+    /// The process's CPU time (user and system, every thread) over the
+    /// timed loop, where it was measured (``loop(seconds:batch:_:)``): what
+    /// the work cost the machine, beside what it took the clock. The peers'
+    /// programs print the same (`cpu_seconds`).
+    var cpuSeconds: Double?
 
-    var json: String { #"{"ops": \#(ops), "seconds": \#(seconds)}"# }
+    var json: String {
+        guard let cpuSeconds else { return #"{"ops": \#(ops), "seconds": \#(seconds)}"# }
+        return #"{"ops": \#(ops), "seconds": \#(seconds), "cpu_seconds": \#(cpuSeconds)}"#
+    }
+
+    /// User plus system time of the whole process so far (`getrusage`).
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
 
     /// `-batches N`: every loop below (warm-up and timed) runs exactly N
     /// batches, whatever the time, so that events counted over a whole run
@@ -17,6 +33,7 @@ struct Measurement {
     /// passed (or ``fixedBatches`` are done).
     static func loop(seconds: Double, batch: Int, _ body: () throws -> Void) rethrows -> Measurement {
         let clock = ContinuousClock()
+        let cpu = processCPUSeconds()
         let start = clock.now
         let deadline = start.advanced(by: .milliseconds(Int(seconds * 1000)))
         var ops = 0
@@ -24,11 +41,13 @@ struct Measurement {
             try body()
             ops += batch
         } while fixedBatches.map({ ops < $0 * batch }) ?? (clock.now < deadline)
-        return Measurement(ops: ops, seconds: start.duration(to: clock.now).seconds)
+        return Measurement(
+            ops: ops, seconds: start.duration(to: clock.now).seconds, cpuSeconds: processCPUSeconds() - cpu)
     }
 
     static func loop(seconds: Double, batch: Int, _ body: () async throws -> Void) async rethrows -> Measurement {
         let clock = ContinuousClock()
+        let cpu = processCPUSeconds()
         let start = clock.now
         let deadline = start.advanced(by: .milliseconds(Int(seconds * 1000)))
         var ops = 0
@@ -36,7 +55,8 @@ struct Measurement {
             try await body()
             ops += batch
         } while fixedBatches.map({ ops < $0 * batch }) ?? (clock.now < deadline)
-        return Measurement(ops: ops, seconds: start.duration(to: clock.now).seconds)
+        return Measurement(
+            ops: ops, seconds: start.duration(to: clock.now).seconds, cpuSeconds: processCPUSeconds() - cpu)
     }
 
     /// `concurrency` tasks, each running `operation` one after another until
