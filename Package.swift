@@ -17,7 +17,10 @@
 //   AuthKitFoundationNetworking  on Linux, URLSessionHTTPClient and URLRequest
 //                      signing (FoundationNetworking links libcurl; AuthKit
 //                      loads libcurl only when it sends a request). Empty on
-//                      Apple platforms, where both are in AuthKit.
+//                      Apple platforms, where both are in AuthKit. A product of
+//                      its own: in the AuthKit product, it made every program
+//                      built on AuthKit need libcurl and its thirty libraries
+//                      at start (`readelf -d`), whether it sent a request or not.
 //   AuthKitOAuth1      OAuth 1.0a (RFC 5849) signing and three-legged flow,
 //                      behind the same Authenticator protocol.
 //   AuthKitLoopback    the loopback redirect listener (RFC 8252 §7.3) and the
@@ -54,7 +57,8 @@ let package = Package(
     name: "AuthKit",
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
-        .library(name: "AuthKit", targets: ["AuthKit", "AuthKitFoundationNetworking"]),
+        .library(name: "AuthKit", targets: ["AuthKit"]),
+        .library(name: "AuthKitFoundationNetworking", targets: ["AuthKitFoundationNetworking"]),
         .library(name: "AuthKitOAuth1", targets: ["AuthKitOAuth1"]),
         .library(name: "AuthKitLoopback", targets: ["AuthKitLoopback"]),
         .library(name: "AuthKitAsyncHTTPClient", targets: ["AuthKitAsyncHTTPClient"]),

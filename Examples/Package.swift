@@ -41,6 +41,7 @@ let package = Package(
             name: "TwitterSignInExample",
             dependencies: [
                 .product(name: "AuthKit", package: "AuthKit"),
+                .product(name: "AuthKitFoundationNetworking", package: "AuthKit"), // URLRequest signing on Linux
                 .product(name: "AuthKitOAuth1", package: "AuthKit"),
                 .product(name: "AuthKitLoopback", package: "AuthKit"),
             ],
