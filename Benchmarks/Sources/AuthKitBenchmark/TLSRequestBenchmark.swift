@@ -9,6 +9,12 @@ import HTTPTypes
 /// throwaway authority the run trusts through `SSL_CERT_FILE`, as x/oauth2's
 /// side does (Go reads the same variable). A batch is one op.
 ///
+/// Each body is capped at `maximumBodySize` (64 KiB unless `-max-body`
+/// says otherwise): within what the default transport holds before it
+/// streams, so each is read whole, through libcurl's event loop when one
+/// at a time; `-max-body 104857600`, `send`'s default cap, streams them
+/// through the workers instead.
+///
 /// With `transportAlone`, the same GETs, the bearer token set by hand, go
 /// through the default transport (`platformHTTPClient()`) directly: no
 /// credential read, no deadline, no challenge check. That line splits the
@@ -18,9 +24,11 @@ struct TLSRequestBenchmark {
     let source: CredentialSource
     let request: HTTPRequest
     let transport: (any HTTPClient)?
+    let maximumBodySize: Int
 
-    init(base: String, transportAlone: Bool = false) throws {
+    init(base: String, transportAlone: Bool = false, maximumBodySize: Int = 1 << 16) throws {
         transport = transportAlone ? platformHTTPClient() : nil
+        self.maximumBodySize = maximumBodySize
         let json = """
             {"id": "bench", "name": "Benchmark", "protocol": "oauth2",
              "authorization": {"url": "\(base)/authorize"},
@@ -47,7 +55,7 @@ struct TLSRequestBenchmark {
             authorized.headerFields[.authorization] = "Bearer bench-access"
             (response, body) = try await transport.send(authorized, body: nil)
         } else {
-            (response, body) = try await source.send(request, maximumBodySize: 1 << 16, deadline: .seconds(10))
+            (response, body) = try await source.send(request, maximumBodySize: maximumBodySize, deadline: .seconds(10))
         }
         var bytes = 0
         for try await chunk in body { bytes += chunk.count }

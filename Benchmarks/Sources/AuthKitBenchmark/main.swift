@@ -13,7 +13,7 @@
 //   AuthKitBenchmark id-token FIXTURE -seconds S   (a token and key set `oidcverify make` wrote)
 //   AuthKitBenchmark request dpop|bearer -seconds S   (a resource request's client-side work)
 //   AuthKitBenchmark p256-sign -seconds S   (one P-256 signature: the floor of a DPoP proof)
-//   AuthKitBenchmark tls-requests -base URL -seconds S -concurrency C   (batches of 200 GETs; trusts SSL_CERT_FILE)
+//   AuthKitBenchmark tls-requests -base URL -seconds S -concurrency C [-max-body N]   (batches of 200 GETs; trusts SSL_CERT_FILE)
 //   AuthKitBenchmark tls-transport-requests -base URL -seconds S -concurrency C   (the same, default transport alone)
 //   AuthKitBenchmark handoff -seconds S   (a task's round trip to a waiting thread and back)
 //
@@ -66,8 +66,11 @@ do {
         result = try await DPoPBenchmark.signedIn(bound: bound).measure(seconds: seconds)
     case "tls-requests", "tls-transport-requests":
         guard let base = flag("base") else { throw BenchmarkFailure("\(mode) needs -base https://127.0.0.1:PORT") }
-        result = try await TLSRequestBenchmark(base: base, transportAlone: mode == "tls-transport-requests")
-            .measure(seconds: seconds, concurrency: flag("concurrency").flatMap(Int.init) ?? 1)
+        result = try await TLSRequestBenchmark(
+            base: base, transportAlone: mode == "tls-transport-requests",
+            maximumBodySize: flag("max-body").flatMap(Int.init) ?? 1 << 16
+        )
+        .measure(seconds: seconds, concurrency: flag("concurrency").flatMap(Int.init) ?? 1)
     case "handoff":
         result = await HandoffBenchmark().measure(seconds: seconds)
     case "sign-ratio":

@@ -577,7 +577,10 @@ public struct CredentialSource: Sendable {
     /// OAuth 1.0a), one to another origin without it, and none from https to
     /// http (RFC 9110 §15.4). A credential travels over plain http only to
     /// loopback. The body is cut at `maximumBodySize` as it arrives and the
-    /// whole request, body included, must end within `deadline`. A refresh
+    /// whole request, body included, must end within `deadline` (a cap of
+    /// 64 KiB or less: the default transport on Linux holds that much before
+    /// it streams anyway, so it reads such a body whole before it returns,
+    /// which costs a thread hand-off less; docs/http.md). A refresh
     /// it needs first counts: the wait for the refresh lock gets what is
     /// left (cut short, it is this request's timeout); an optional refresh
     /// is waited for at most 10 s, and not begun with less left than that

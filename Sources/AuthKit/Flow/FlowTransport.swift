@@ -67,12 +67,18 @@ package struct FlowTransport: Sendable {
     ///
     /// `collecting`: the caller reads each body whole (``OpenedResponse/collect()``),
     /// which the transport may then hold instead of streaming
-    /// (``ParsedURLHTTPClient/send(_:url:body:collectingAtMost:)``).
+    /// (``ParsedURLHTTPClient/send(_:url:body:collectingAtMost:)``). A body
+    /// the caller would stream is collected too when the policy's cap is
+    /// within what the transport holds before streaming anyway
+    /// (``ParsedURLHTTPClient/collectsBodiesUpTo``): the head then comes with
+    /// the whole body, which is at most the cap plus one byte (refused by
+    /// ``OpenedResponse/bounded(until:allowed:)`` as it is read).
     nonisolated(nonsending) package func open(
         _ request: OutgoingRequest, step: FlowStep, policy: RequestPolicy,
         authorize: (@Sendable (OutgoingRequest) async throws -> OutgoingRequest)? = nil, collecting: Bool = false
     ) async throws -> OpenedResponse {
         let origin = request.target.origin
+        let collecting = collecting || policy.maximumBodySize <= (parsedURLClient?.collectsBodiesUpTo ?? 0)
         var current = request
         var hops = 0
         var leftTheOrigin = false

@@ -46,6 +46,13 @@
         /// Each transfer is stopped by its request's deadline scope (``CurlTransfer``).
         package var stopsAtDeadlineScope: Bool { true }
 
+        /// A body capped within what a transfer holds before it streams
+        /// (``CurlTransfer/largestHeldBody``) is collected: alone in flight, it
+        /// then goes through the event loop (``CurlLoop``), one thread
+        /// hand-off a request where a worker takes two (200 GETs over TLS one
+        /// at a time: a fifth less CPU a GET, Benchmarks/README.md).
+        package var collectsBodiesUpTo: Int { CurlTransfer.largestHeldBody }
+
         /// With a pool of its own (tests count connections on one).
         init(timeout: TimeInterval, workers: CurlWorkers) {
             self.timeout = timeout

@@ -58,6 +58,13 @@ package protocol ParsedURLHTTPClient: HTTPClient {
         HTTPResponse, HTTPResponseBody
     )
 
+    /// The largest cap (`maximumBodySize`) for which a body the caller would
+    /// stream is collected instead (``send(_:url:body:collectingAtMost:)``):
+    /// the transport holds that much before it streams anyway, so holding
+    /// the whole body costs no memory a stream would not, and nothing of it
+    /// could be read sooner than the head's wait allows. 0: never.
+    var collectsBodiesUpTo: Int { get }
+
     /// Whether each transfer asks ``DeadlineScope/current`` to stop it at the
     /// deadline, and then ends promptly: its head and its body fail at once,
     /// as when its task is cancelled. A request deadline then needs no task of
@@ -67,6 +74,8 @@ package protocol ParsedURLHTTPClient: HTTPClient {
 
 extension ParsedURLHTTPClient {
     package var stopsAtDeadlineScope: Bool { false }
+
+    package var collectsBodiesUpTo: Int { 0 }
 
     package func send(_ request: HTTPRequest, url: URL, body: Data?, collectingAtMost limit: Int) async throws -> (
         HTTPResponse, HTTPResponseBody
