@@ -14,18 +14,6 @@ import Testing
 @Suite struct CollectedBodyTests {
     static let api = "https://api.test"
 
-    static func source(through transport: some HTTPClient, at base: String = api) throws -> CredentialSource {
-        let descriptor = testDescriptor(
-            id: "api", protocol: .oauth2, authorization: .init(url: "\(base)/authorize"),
-            token: .init(url: "\(base)/token"))
-        let client = try OAuth2Client(
-            descriptor: descriptor, settings: ClientSettings(clientID: "app"), httpClient: transport)
-        let credential = Credential(providerID: "api", accessToken: "at-api")
-        return CredentialSource(
-            authenticator: client, store: InMemoryCredentialStore([credential]), key: credential.key,
-            httpClient: transport)
-    }
-
     static func read(_ body: HTTPResponseBody) async throws -> Data {
         var read = Data()
         for try await chunk in body { read.append(chunk) }
@@ -35,7 +23,7 @@ import Testing
     @Test func aBodyCappedWithinWhatTheTransportHoldsIsCollected() async throws {
         let answer = Data((0..<900).map { UInt8($0 % 251) })
         let transport = CollectRecordingTransport(collectsBodiesUpTo: 1_000, answer: answer)
-        let source = try Self.source(through: transport)
+        let source = try apiSource(at: Self.api, through: transport)
         let request = HTTPRequest(method: .get, url: URL(string: "\(Self.api)/me")!)
 
         let (head, body) = try await source.send(request, maximumBodySize: 1_000)
@@ -58,7 +46,8 @@ import Testing
         let request = HTTPRequest(method: .get, url: URL(string: "\(Self.api)/me")!)
         for holds in [1_000, 0] {
             let transport = CollectRecordingTransport(collectsBodiesUpTo: holds, answer: answer)
-            let (head, body) = try await Self.source(through: transport).send(request, maximumBodySize: 1_000)
+            let (head, body) = try await apiSource(at: Self.api, through: transport).send(
+                request, maximumBodySize: 1_000)
             #expect(head.status == .ok)
             await #expect {
                 _ = try await Self.read(body)
@@ -73,7 +62,7 @@ import Testing
     /// A transport that says nothing of it (an app's own) is never asked to collect.
     @Test func aTransportThatHoldsNothingStreamsEvenATinyCap() async throws {
         let transport = CollectRecordingTransport(collectsBodiesUpTo: 0, answer: Data("ok".utf8))
-        let (_, body) = try await Self.source(through: transport)
+        let (_, body) = try await apiSource(at: Self.api, through: transport)
             .send(HTTPRequest(method: .get, url: URL(string: "\(Self.api)/me")!), maximumBodySize: 2)
         #expect(try await Self.read(body) == Data("ok".utf8))
         #expect(transport.asked.withLock { $0 } == [nil])
@@ -92,7 +81,7 @@ import Testing
                 server.route("GET", "/small") { _ in StubResponse.json(small).keptAlive() }
                 server.route("GET", "/capped") { _ in StubResponse.json(capped).keptAlive() }
                 server.route("GET", "/larger") { _ in StubResponse.json(larger).keptAlive() }
-                let source = try Self.source(through: platformHTTPClient(), at: server.baseURL)
+                let source = try apiSource(at: server.baseURL, through: platformHTTPClient())
                 func get(_ path: String) async throws -> Data {
                     let (head, body) = try await source.send(
                         HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)\(path)")!),

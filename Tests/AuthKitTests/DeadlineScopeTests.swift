@@ -101,19 +101,6 @@ import Testing
     }
 
     #if os(Linux)
-        /// A stored token for a provider whose API is `server`, sent through `transport`.
-        static func source(at server: TestHTTPServer, through transport: CurlHTTPClient) throws -> CredentialSource {
-            let descriptor = testDescriptor(
-                id: "api", protocol: .oauth2, authorization: .init(url: "\(server.baseURL)/authorize"),
-                token: .init(url: "\(server.baseURL)/token"))
-            let client = try OAuth2Client(
-                descriptor: descriptor, settings: ClientSettings(clientID: "app"), httpClient: transport)
-            let credential = Credential(providerID: "api", accessToken: "at-api")
-            return CredentialSource(
-                authenticator: client, store: InMemoryCredentialStore([credential]), key: credential.key,
-                httpClient: transport)
-        }
-
         /// The default transport, end to end: an API that never answers is
         /// stopped by the request's deadline (1 s), with no task for the
         /// deadline to cancel.
@@ -124,7 +111,7 @@ import Testing
                 let transport = CurlHTTPClient(timeout: 30, workers: pool.workers)
                 #expect(
                     FlowTransport(http: transport, logger: Logger(label: "test")).deadlineStop == .stoppingItsTransfers)
-                let source = try Self.source(at: server, through: transport)
+                let source = try apiSource(at: server.baseURL, through: transport)
                 let started = ContinuousClock.now
                 await #expect {
                     _ = try await source.send(
@@ -146,7 +133,8 @@ import Testing
             try await withServer { server in
                 server.route("GET", "/feed") { _ in .streaming(.drip(every: .milliseconds(100))) }
                 let pool = ClosingPool(keptIdle: 2)
-                let source = try Self.source(at: server, through: CurlHTTPClient(timeout: 30, workers: pool.workers))
+                let source = try apiSource(
+                    at: server.baseURL, through: CurlHTTPClient(timeout: 30, workers: pool.workers))
                 let started = ContinuousClock.now
                 let (response, body) = try await source.send(
                     HTTPRequest(method: .get, url: URL(string: "\(server.baseURL)/feed")!), deadline: .seconds(5))

@@ -32,6 +32,19 @@ func rewriteHosts(_ json: String, to base: String) -> String {
     return output
 }
 
+/// A stored bearer token (`at-api`) for a provider whose endpoints and API
+/// are at `base`, sent through `transport`.
+func apiSource(at base: String, through transport: some HTTPClient) throws -> CredentialSource {
+    let descriptor = testDescriptor(
+        id: "api", protocol: .oauth2, authorization: .init(url: "\(base)/authorize"),
+        token: .init(url: "\(base)/token"))
+    let client = try OAuth2Client(
+        descriptor: descriptor, settings: ClientSettings(clientID: "app"), httpClient: transport)
+    let credential = Credential(providerID: "api", accessToken: "at-api")
+    return CredentialSource(
+        authenticator: client, store: InMemoryCredentialStore([credential]), key: credential.key, httpClient: transport)
+}
+
 /// A fixed clock for deterministic expiry assertions.
 let fixedNow = Date(timeIntervalSince1970: 1_700_000_000)
 
