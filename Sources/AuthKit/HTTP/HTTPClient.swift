@@ -60,9 +60,10 @@ package protocol ParsedURLHTTPClient: HTTPClient {
 
     /// The largest cap (`maximumBodySize`) for which a body the caller would
     /// stream is collected instead (``send(_:url:body:collectingAtMost:)``):
-    /// the transport holds that much before it streams anyway, so holding
-    /// the whole body costs no memory a stream would not, and nothing of it
-    /// could be read sooner than the head's wait allows. 0: never.
+    /// the transport holds that much before it streams anyway (an answer
+    /// complete within it comes whole), so holding the whole body costs no
+    /// memory a stream would not; the head then waits for the body's end.
+    /// 0: never.
     var collectsBodiesUpTo: Int { get }
 
     /// Whether each transfer asks ``DeadlineScope/current`` to stop it at the
