@@ -27,7 +27,9 @@
     /// then keeps all that one socket read inflates to (curl issue 16280):
     /// a gzip bomb's 16 KiB read held as megabytes. A collected body needs
     /// no pause: it is held as it arrives, and the transfer stopped at the
-    /// cap. A body a caller streams goes through the workers.
+    /// cap. A body a caller streams goes through the workers, unless its cap
+    /// is within what a worker holds before streaming anyway
+    /// (``CurlHTTPClient/collectsBodiesUpTo``): then it is collected too.
     final class CurlLoop: @unchecked Sendable {
         /// The process's loop, started with the first request that uses it
         /// (libcurl is loaded by then), for the process's life; nil when no
