@@ -42,11 +42,12 @@ func networkExchanges(tokenURL string, seconds float64, concurrency int) error {
 	if _, _, err := runConcurrently(ctx, warmUp.Seconds(), concurrency, config); err != nil {
 		return err
 	}
+	cpu := processCPUSeconds()
 	ops, elapsed, err := runConcurrently(ctx, seconds, concurrency, config)
 	if err != nil {
 		return err
 	}
-	report(ops, elapsed)
+	report(ops, elapsed, processCPUSeconds()-cpu)
 	return nil
 }
 

@@ -39,7 +39,7 @@ func measure(seconds float64, batch int, op func() error) error {
 	if err != nil {
 		return err
 	}
-	reportWithCPU(ops, elapsed, processCPUSeconds()-cpu)
+	report(ops, elapsed, processCPUSeconds()-cpu)
 	return nil
 }
 
@@ -53,12 +53,8 @@ func processCPUSeconds() float64 {
 	return float64(usage.Utime.Nano()+usage.Stime.Nano()) / 1e9
 }
 
-// reportWithCPU prints the line with the CPU time the timed loop took.
-func reportWithCPU(ops int, seconds float64, cpuSeconds float64) {
+// report prints the one line on stdout the orchestrator reads, with the
+// CPU time the timed loop took.
+func report(ops int, seconds float64, cpuSeconds float64) {
 	fmt.Printf("{\"ops\": %d, \"seconds\": %.6f, \"cpu_seconds\": %.6f}\n", ops, seconds, cpuSeconds)
-}
-
-// report prints the one line on stdout the orchestrator reads.
-func report(ops int, seconds float64) {
-	fmt.Printf("{\"ops\": %d, \"seconds\": %.6f}\n", ops, seconds)
 }
